@@ -1,0 +1,91 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Package-wide settings: Swift 6 language mode everywhere, plus the upcoming features
+// swift-log uses, so `any` and imports are explicit.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Tidings",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "tidings", targets: ["tidings"]),
+        .library(name: "Observing", targets: ["Observing"]),
+        .library(name: "EventHTTP", targets: ["EventHTTP"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/OpenCombine/OpenCombine.git", exact: "0.14.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
+    ],
+    targets: [
+        // C: libevent (+ its pthreads glue) through pkg-config; one shim header.
+        .systemLibrary(
+            name: "CLibevent",
+            pkgConfig: "libevent_pthreads",
+            providers: [.apt(["libevent-dev"])]
+        ),
+        // Swift over evhttp. No domain words.
+        .target(
+            name: "EventHTTP",
+            dependencies: [
+                "CLibevent",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The observation library: wrappers, preferences, per-key subjects, environment,
+        // data loader, thing store. No HTTP, no libevent, no SQL.
+        .target(
+            name: "Observing",
+            dependencies: [.product(name: "OpenCombine", package: "OpenCombine")],
+            swiftSettings: strictSettings
+        ),
+        // Durable storage (SQLite through GRDB, WAL mode).
+        .target(
+            name: "TidingsStore",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strictSettings
+        ),
+        // The resources: routes <-> domain, JSON, problem details, stream topics.
+        .target(
+            name: "TidingsAPI",
+            dependencies: [
+                "EventHTTP", "Observing", "TidingsStore",
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The executable: configuration, logging, signals, wiring.
+        .executableTarget(
+            name: "tidings",
+            dependencies: [
+                "TidingsAPI", "EventHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Benchmark program for the observation library (run by `make bench`).
+        .executableTarget(
+            name: "ObservingBench",
+            dependencies: ["Observing"],
+            path: "Benchmarks/ObservingBench",
+            swiftSettings: strictSettings
+        ),
+
+        .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP"]),
+        .testTarget(name: "ObservingTests", dependencies: ["Observing"]),
+        .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore"]),
+        // Starts the real `tidings` binary on an ephemeral port and talks real HTTP to it.
+        .testTarget(name: "EndToEndTests", dependencies: ["tidings"]),
+    ]
+)

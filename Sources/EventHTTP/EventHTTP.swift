@@ -1,0 +1,2 @@
+import CLibevent
+let _libeventVersion = event_get_version_number()

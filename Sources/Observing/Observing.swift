@@ -1,0 +1,1 @@
+// Observing module — see README architecture.

@@ -1,0 +1,1 @@
+// TidingsAPI module — see README architecture.

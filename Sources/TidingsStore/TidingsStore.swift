@@ -1,0 +1,1 @@
+// TidingsStore module — see README architecture.
