@@ -1,0 +1,17 @@
+/// Errors the store reports. SQLite failures are wrapped in ``database(_:)`` so callers do not
+/// need to import GRDB.
+public enum StoreError: Error, Sendable, Hashable {
+    /// The store was closed; nothing was written.
+    case closed
+    /// `addThing` or `replaceThings` would make the list hold this entry twice.
+    case duplicateThing(String)
+    /// `removeThing` named a thing that is not in the list.
+    case thingNotFound(String)
+    /// `setPreference` was given text that is not one JSON value.
+    case invalidJSON(key: String)
+    /// The change log no longer holds every change after the requested revision (old entries
+    /// are pruned); reload with ``SQLiteStore/loadSnapshot()`` instead.
+    case changesPruned(oldestAvailable: UInt64)
+    /// SQLite failed (I/O error, disk full, file locked by another process for too long, ...).
+    case database(String)
+}

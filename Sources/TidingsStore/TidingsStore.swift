@@ -1,1 +1,0 @@
-// TidingsStore module — see README architecture.

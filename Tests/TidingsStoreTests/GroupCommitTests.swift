@@ -1,0 +1,130 @@
+import Foundation
+import XCTest
+@testable import TidingsStore
+
+final class GroupCommitTests: XCTestCase {
+    /// Holds the writer queue so that the commits submitted meanwhile form one batch.
+    private func withWriterHeld(_ store: SQLiteStore, until count: Int, _ submit: () -> Void) async {
+        store.writer.queue.suspend()
+        submit()
+        await waitUntil("\(count) commits queued") { store.writer.commits.pendingCount >= count }
+        store.writer.queue.resume()
+    }
+
+    func testAFailingCallerInABatchDoesNotLoseTheOthers() async throws {
+        let dir = makeTemporaryDirectory(self)
+        let store = try SQLiteStore(directory: dir)
+        _ = try await store.commit([.addThing("TAKEN")])
+        let before = store.statistics
+
+        // Five callers in one transaction; the third adds a duplicate after a valid write.
+        let batches: [[StoreOperation]] = [
+            [.setPreference(key: "a", json: "1")],
+            [.addThing("NEW"), .setPreference(key: "b", json: "2")],
+            [.setPreference(key: "bad", json: "3"), .addThing("TAKEN")],
+            [.removeThing("TAKEN")],
+            [.setPreference(key: "c", json: "\"c\"")],
+        ]
+        var tasks: [Task<Result<[UInt64], StoreError>, Never>] = []
+        await withWriterHeld(store, until: batches.count) {
+            for (index, operations) in batches.enumerated() {
+                tasks.append(Task {
+                    // Stagger submission so the queue order is the array order.
+                    while store.writer.commits.pendingCount < index { await Task.yield() }
+                    do { return .success(try await store.commit(operations)) }
+                    catch { return .failure(error as! StoreError) }
+                })
+                while store.writer.commits.pendingCount < index + 1 { usleep(100) }
+            }
+        }
+        var results: [Result<[UInt64], StoreError>] = []
+        for task in tasks { results.append(await task.value) }
+
+        XCTAssertEqual(results, [
+            .success([2]), .success([3, 4]), .failure(.duplicateThing("TAKEN")), .success([5]), .success([6]),
+        ])
+        XCTAssertEqual(store.statistics.transactions - before.transactions, 1, "one transaction for the batch")
+        XCTAssertEqual(store.statistics.commits - before.commits, 4)
+        await store.close()
+
+        let reopened = try SQLiteStore(directory: dir)
+        let snapshot = try reopened.loadSnapshot()
+        XCTAssertEqual(snapshot.revision, 6)
+        XCTAssertEqual(snapshot.things, ["NEW"])
+        XCTAssertEqual(snapshot.preferences["a"], StoredPreference(json: "1", revision: 2))
+        XCTAssertEqual(snapshot.preferences["b"], StoredPreference(json: "2", revision: 4))
+        XCTAssertEqual(snapshot.preferences["c"], StoredPreference(json: "\"c\"", revision: 6))
+        XCTAssertNil(snapshot.preferences["bad"], "the failed caller's earlier operation is rolled back too")
+        await reopened.close()
+    }
+
+    func testSixtyFourConcurrentCommittersGetDistinctIncreasingRevisionsAndAllDataSurvivesReopen() async throws {
+        let dir = makeTemporaryDirectory(self)
+        let store = try SQLiteStore(directory: dir)
+        let clients = 64, commitsPerClient = 40
+        let perClient: [[UInt64]] = try await withThrowingTaskGroup(of: (Int, [UInt64]).self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    var revisions: [UInt64] = []
+                    for n in 0..<commitsPerClient {
+                        var operations: [StoreOperation] = [.setPreference(key: "c\(client)", json: "\(n)")]
+                        if n % 10 == 0 { operations.append(.addThing("T\(client)-\(n)")) }
+                        revisions += try await store.commit(operations)
+                    }
+                    return (client, revisions)
+                }
+            }
+            var all = Array(repeating: [UInt64](), count: clients)
+            for try await (client, revisions) in group { all[client] = revisions }
+            return all
+        }
+        let expectedOperations = clients * (commitsPerClient + commitsPerClient / 10)
+        for revisions in perClient {
+            XCTAssertEqual(revisions.count, commitsPerClient + commitsPerClient / 10)
+            XCTAssertEqual(revisions, revisions.sorted(), "a client's revisions follow its submission order")
+        }
+        let all = perClient.flatMap { $0 }
+        XCTAssertEqual(Set(all).count, all.count, "revisions are distinct")
+        XCTAssertEqual(Set(all), Set(1...UInt64(expectedOperations)), "and leave no gap")
+        let stats = store.statistics
+        XCTAssertEqual(stats.commits, UInt64(clients * commitsPerClient))
+        XCTAssertLessThan(stats.transactions, stats.commits, "concurrent commits were grouped")
+        print("64 committers: \(stats.commits) commits in \(stats.transactions) transactions")
+        await store.close()
+
+        let reopened = try SQLiteStore(directory: dir)
+        let snapshot = try reopened.loadSnapshot()
+        XCTAssertEqual(snapshot.revision, UInt64(expectedOperations))
+        for client in 0..<clients {
+            let last = perClient[client].last!
+            XCTAssertEqual(snapshot.preferences["c\(client)"], StoredPreference(json: "\(commitsPerClient - 1)", revision: last))
+        }
+        XCTAssertEqual(Set(snapshot.things).count, clients * commitsPerClient / 10)
+        // Each client's things appear in its own submission order.
+        for client in 0..<clients {
+            let mine = snapshot.things.filter { $0.hasPrefix("T\(client)-") }
+            XCTAssertEqual(mine, stride(from: 0, to: commitsPerClient, by: 10).map { "T\(client)-\($0)" })
+        }
+        await reopened.close()
+    }
+
+    func testCloseWaitsForInFlightCommits() async throws {
+        let dir = makeTemporaryDirectory(self)
+        let store = try SQLiteStore(directory: dir)
+        var tasks: [Task<[UInt64], any Error>] = []
+        store.writer.queue.suspend()
+        for n in 0..<20 {
+            tasks.append(Task { try await store.commit([.setPreference(key: "k\(n)", json: "\(n)")]) })
+        }
+        await waitUntil("20 commits queued") { store.writer.commits.pendingCount == 20 }
+        let closing = Task { await store.close() }
+        await waitUntil("close refuses new commits") { !store.writer.commits.isAcceptingCommits }
+        store.writer.queue.resume()
+        await closing.value
+        for task in tasks { _ = try await task.value }   // every in-flight commit was acknowledged
+
+        let reopened = try SQLiteStore(directory: dir)
+        XCTAssertEqual(try reopened.loadSnapshot().preferences.count, 20)
+        await reopened.close()
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class TidingsStoreTestsPlaceholder: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }

@@ -1,0 +1,134 @@
+import Foundation
+import XCTest
+@testable import TidingsStore
+
+final class StoreBasicsTests: XCTestCase {
+    func testCreatesDirectoryAndFileInWALModeWithFullSync() throws {
+        let dir = makeTemporaryDirectory(self).appendingPathComponent("nested/data")
+        let store = try SQLiteStore(directory: dir)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dir.appendingPathComponent("tidings.sqlite").path))
+        XCTAssertEqual(try store.pragma("journal_mode"), "wal")
+        XCTAssertEqual(try store.pragma("synchronous"), "2", "2 = FULL: the WAL is fsynced at every commit")
+    }
+
+    func testNewStoreIsEmptyAtRevisionZero() throws {
+        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
+        XCTAssertEqual(try store.loadSnapshot(), StoreSnapshot(revision: 0, preferences: [:], things: [], thingsRevision: 0))
+    }
+
+    func testRevisionsStrictlyIncreaseAcrossCommitsAndReopen() async throws {
+        let dir = makeTemporaryDirectory(self)
+        var store = try SQLiteStore(directory: dir)
+        var seen: [UInt64] = []
+        seen += try await store.commit([.setPreference(key: "a", json: "1")])
+        seen += try await store.commit([.setPreference(key: "b", json: "2"), .addThing("X")])
+        XCTAssertEqual(seen, [1, 2, 3])
+        await store.close()
+
+        store = try SQLiteStore(directory: dir)
+        XCTAssertEqual(try store.loadSnapshot().revision, 3)
+        seen += try await store.commit([.resetPreference(key: "a")])
+        seen += try await store.commit([.addThing("Y")])
+        XCTAssertEqual(seen, [1, 2, 3, 4, 5])
+        await store.close()
+    }
+
+    func testSnapshotRoundTripsPreferencesAndThings() async throws {
+        let dir = makeTemporaryDirectory(self)
+        var store = try SQLiteStore(directory: dir)
+        _ = try await store.commit([
+            .setPreference(key: "name", json: #""fat \"cat\"\n""#),
+            .setPreference(key: "age", json: "5"),
+            .setPreference(key: "speed", json: "2.5"),
+        ])
+        _ = try await store.commit([.setPreference(key: "age", json: "6")])     // 4
+        _ = try await store.commit([.resetPreference(key: "speed")])            // 5
+        _ = try await store.commit([.addThing("YOLO"), .addThing("BTW"), .addThing("ÄÖÜ")]) // 6...8
+        _ = try await store.commit([.removeThing("BTW")])                       // 9
+        let expected = StoreSnapshot(
+            revision: 9,
+            preferences: [
+                "name": StoredPreference(json: #""fat \"cat\"\n""#, revision: 1),
+                "age": StoredPreference(json: "6", revision: 4),
+                "speed": StoredPreference(json: nil, revision: 5),
+            ],
+            things: ["YOLO", "ÄÖÜ"], thingsRevision: 9)
+        XCTAssertEqual(try store.loadSnapshot(), expected)
+        await store.close()
+
+        store = try SQLiteStore(directory: dir)
+        XCTAssertEqual(try store.loadSnapshot(), expected)
+        await store.close()
+    }
+
+    func testThingsOrderIsInsertionOrderAndReplaceIsAtomic() async throws {
+        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
+        for thing in ["C", "A", "B", "Z", "M"] { _ = try await store.commit([.addThing(thing)]) }
+        _ = try await store.commit([.removeThing("A")])
+        _ = try await store.commit([.addThing("A")])
+        XCTAssertEqual(try store.loadSnapshot().things, ["C", "B", "Z", "M", "A"])
+
+        let revisions = try await store.commit([.replaceThings(["Q", "W", "E"])])
+        XCTAssertEqual(revisions, [8])
+        XCTAssertEqual(try store.loadSnapshot().things, ["Q", "W", "E"])
+        XCTAssertEqual(try store.loadSnapshot().thingsRevision, 8)
+
+        // A replacement that repeats an entry fails whole: the old list and revision stay.
+        do {
+            _ = try await store.commit([.replaceThings(["R", "T", "R"])])
+            XCTFail("duplicate entries must fail")
+        } catch let error as StoreError {
+            XCTAssertEqual(error, .duplicateThing("R"))
+        }
+        let after = try store.loadSnapshot()
+        XCTAssertEqual(after.things, ["Q", "W", "E"])
+        XCTAssertEqual(after.revision, 8)
+        let cleared = try await store.commit([.replaceThings([])])
+        XCTAssertEqual(cleared, [9])
+        XCTAssertEqual(try store.loadSnapshot().things, [])
+        await store.close()
+    }
+
+    func testInvalidOperationsFailTheirCommitAndLeaveNoTrace() async throws {
+        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
+        _ = try await store.commit([.addThing("A")])
+        let cases: [([StoreOperation], StoreError)] = [
+            ([.setPreference(key: "x", json: "1"), .addThing("A")], .duplicateThing("A")),
+            ([.removeThing("B")], .thingNotFound("B")),
+            ([.setPreference(key: "x", json: "{not json")], .invalidJSON(key: "x")),
+            ([.addThing("B"), .addThing("B")], .duplicateThing("B")),
+        ]
+        for (operations, expected) in cases {
+            do {
+                _ = try await store.commit(operations)
+                XCTFail("\(operations) must fail")
+            } catch let error as StoreError {
+                XCTAssertEqual(error, expected)
+            }
+        }
+        XCTAssertEqual(try store.loadSnapshot(), StoreSnapshot(revision: 1, preferences: [:], things: ["A"], thingsRevision: 1))
+        let next = try await store.commit([.addThing("B")])
+        XCTAssertEqual(next, [2], "failed commits consume no revision")
+        await store.close()
+    }
+
+    func testCommitAfterCloseIsRefusedAndCloseIsIdempotent() async throws {
+        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
+        await store.close()
+        await store.close()
+        do {
+            _ = try await store.commit([.addThing("A")])
+            XCTFail("closed store must refuse commits")
+        } catch let error as StoreError {
+            XCTAssertEqual(error, .closed)
+        }
+    }
+
+    func testEmptyCommitWritesNothing() async throws {
+        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
+        let none = try await store.commit([])
+        XCTAssertEqual(none, [])
+        XCTAssertEqual(try store.loadSnapshot().revision, 0)
+        await store.close()
+    }
+}
