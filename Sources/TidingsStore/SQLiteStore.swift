@@ -63,7 +63,7 @@ public final class SQLiteStore: Sendable {
     /// Everything the store holds. Blocks the calling thread for one read; meant for start-up.
     public func loadSnapshot() throws -> StoreSnapshot {
         do {
-            return try writer.database.read { try $0.readSnapshot() }
+            return try writer.snapshot()
         } catch {
             throw StoreWriter.storeError(error)
         }
@@ -121,6 +121,10 @@ public final class SQLiteStore: Sendable {
     /// that commit's callers are answered. `handler` runs on the store's writer queue: keep it
     /// short and hop to your own executor in FIFO order (e.g. `DispatchQueue.main.async`) to
     /// keep that order. Calling it again replaces the handler.
+    ///
+    /// Delivers changes after the latest of: the last ``loadSnapshot()``, this instance's
+    /// last commit. Start watching right after ``loadSnapshot()`` and before the first commit,
+    /// so that no external change falls between the two.
     public func watchExternalChanges(
         every interval: Duration = .milliseconds(100),
         handler: @escaping @Sendable (ExternalChange) -> Void

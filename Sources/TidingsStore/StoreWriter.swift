@@ -116,6 +116,15 @@ final class StoreWriter: @unchecked Sendable {
         return StoreError.database(String(describing: error))
     }
 
+    /// Reads everything; what it covers counts as seen, so watchers deliver only later changes.
+    func snapshot() throws -> StoreSnapshot {
+        try queue.sync {
+            let snapshot = try database.read { try $0.readSnapshot() }
+            knownRevision = max(knownRevision, snapshot.revision)
+            return snapshot
+        }
+    }
+
     // MARK: External changes (another process sharing the file)
 
     /// Changes other writers committed between our last look and `revision`, read on `db`.
@@ -136,7 +145,9 @@ final class StoreWriter: @unchecked Sendable {
     func startWatching(every interval: DispatchTimeInterval, handler: @escaping @Sendable (ExternalChange) -> Void) {
         queue.async {
             self.externalHandler = handler
-            self.lastDataVersion = try? self.database.inDatabase(Self.dataVersion)
+            // No baseline: the first poll compares the revision with knownRevision, so commits
+            // made by others since the last snapshot or local commit are delivered too.
+            self.lastDataVersion = nil
             self.timer?.cancel()
             let timer = DispatchSource.makeTimerSource(queue: self.queue)
             timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(5))

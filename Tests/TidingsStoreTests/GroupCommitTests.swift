@@ -4,9 +4,9 @@ import XCTest
 
 final class GroupCommitTests: XCTestCase {
     /// Holds the writer queue so that the commits submitted meanwhile form one batch.
-    private func withWriterHeld(_ store: SQLiteStore, until count: Int, _ submit: () -> Void) async {
+    private func withWriterHeld(_ store: SQLiteStore, until count: Int, _ submit: () async -> Void) async {
         store.writer.queue.suspend()
-        submit()
+        await submit()
         await waitUntil("\(count) commits queued") { store.writer.commits.pendingCount >= count }
         store.writer.queue.resume()
     }
@@ -29,12 +29,11 @@ final class GroupCommitTests: XCTestCase {
         await withWriterHeld(store, until: batches.count) {
             for (index, operations) in batches.enumerated() {
                 tasks.append(Task {
-                    // Stagger submission so the queue order is the array order.
-                    while store.writer.commits.pendingCount < index { await Task.yield() }
                     do { return .success(try await store.commit(operations)) }
                     catch { return .failure(error as! StoreError) }
                 })
-                while store.writer.commits.pendingCount < index + 1 { usleep(100) }
+                // One at a time, so the queue order is the array order.
+                await waitUntil("commit \(index) queued") { store.writer.commits.pendingCount == index + 1 }
             }
         }
         var results: [Result<[UInt64], StoreError>] = []
