@@ -22,6 +22,9 @@ final class StoreWriter: @unchecked Sendable {
     private var externalHandler: (@Sendable (ExternalChange) -> Void)?
     private var lastDataVersion: Int64?
     private var timer: (any DispatchSourceTimer)?
+    /// Test-only fault injection: called inside each transaction just before COMMIT with the
+    /// number of callers in it; throwing makes the transaction fail as a failed COMMIT would.
+    var beforeCommit: ((Int) throws -> Void)?
 
     init(database: DatabaseQueue, origin: String, changeRetention: UInt64, revision: UInt64) {
         self.database = database
@@ -103,6 +106,7 @@ final class StoreWriter: @unchecked Sendable {
                 }
                 try db.setStoredRevision(revision)
                 try db.pruneChanges(upTo: revision, retention: self.changeRetention)
+                try self.beforeCommit?(batch.count)
                 return .commit
             }
         }

@@ -28,7 +28,8 @@ final class GroupCommitTests: XCTestCase {
         var tasks: [Task<Result<[UInt64], StoreError>, Never>] = []
         await withWriterHeld(store, until: batches.count) {
             for (index, operations) in batches.enumerated() {
-                tasks.append(Task {
+                // Detached: the committer must not wait for the test's own executor.
+                tasks.append(Task.detached {
                     do { return .success(try await store.commit(operations)) }
                     catch { return .failure(error as! StoreError) }
                 })
@@ -125,5 +126,72 @@ final class GroupCommitTests: XCTestCase {
         let reopened = try SQLiteStore(directory: dir)
         XCTAssertEqual(try reopened.loadSnapshot().preferences.count, 20)
         await reopened.close()
+    }
+}
+
+final class GroupCommitFailureTests: XCTestCase {
+    struct InjectedFailure: Error {}
+
+    private func submitHeldBatch(_ store: SQLiteStore, count: Int) async -> [Task<Result<[UInt64], StoreError>, Never>] {
+        store.writer.queue.suspend()
+        let tasks = (0..<count).map { n in
+            Task.detached { () -> Result<[UInt64], StoreError> in
+                do { return .success(try await store.commit([.setPreference(key: "k\(n)", json: "\(n)")])) }
+                catch { return .failure(error as! StoreError) }
+            }
+        }
+        await waitUntil("\(count) commits queued") { store.writer.commits.pendingCount == count }
+        return tasks
+    }
+
+    func testAFailedBatchTransactionIsRetriedCallerByCaller() async throws {
+        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
+        store.writer.queue.sync { store.writer.beforeCommit = { if $0 > 1 { throw InjectedFailure() } } }
+        let tasks = await submitHeldBatch(store, count: 8)
+        store.writer.queue.resume()
+        var revisions: [UInt64] = []
+        for task in tasks { revisions += try await task.value.get() }
+        XCTAssertEqual(Set(revisions), Set(1...8), "every caller succeeded on its own retry")
+        XCTAssertEqual(store.statistics.transactions, 8)
+        XCTAssertEqual(try store.loadSnapshot().preferences.count, 8)
+        XCTAssertEqual(try store.loadSnapshot().revision, 8, "the failed batch consumed no revision")
+        await store.close()
+    }
+
+    func testAFailingTransactionFailsItsCallersAndNoRevisionIsLost() async throws {
+        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
+        store.writer.queue.sync { store.writer.beforeCommit = { _ in throw InjectedFailure() } }
+        let tasks = await submitHeldBatch(store, count: 3)
+        store.writer.queue.resume()
+        for task in tasks {
+            guard case .failure(.database) = await task.value else { return XCTFail("expected a database error") }
+        }
+        XCTAssertEqual(try store.loadSnapshot(), StoreSnapshot(revision: 0, preferences: [:], things: [], thingsRevision: 0))
+        store.writer.queue.sync { store.writer.beforeCommit = nil }
+        let next = try await store.commit([.addThing("A")])
+        XCTAssertEqual(next, [1])
+        await store.close()
+    }
+
+    func testTwoInstancesOnOneFileShareOneCounter() async throws {
+        let dir = makeTemporaryDirectory(self)
+        let first = try SQLiteStore(directory: dir)
+        let second = try SQLiteStore(directory: dir)
+        let all: [UInt64] = try await withThrowingTaskGroup(of: [UInt64].self) { group in
+            for client in 0..<16 {
+                let store = client % 2 == 0 ? first : second
+                group.addTask {
+                    var revisions: [UInt64] = []
+                    for n in 0..<25 { revisions += try await store.commit([.setPreference(key: "c\(client)", json: "\(n)")]) }
+                    XCTAssertEqual(revisions, revisions.sorted())
+                    return revisions
+                }
+            }
+            return try await group.reduce([], +)
+        }
+        XCTAssertEqual(all.sorted(), Array(1...400), "distinct revisions with no gap across both writers")
+        XCTAssertEqual(try first.loadSnapshot().revision, 400)
+        await first.close()
+        await second.close()
     }
 }
