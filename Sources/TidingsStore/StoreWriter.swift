@@ -3,10 +3,11 @@ internal import GRDB
 
 /// Runs batches of commits in single transactions, and watches for changes by other processes.
 ///
-/// Confined to `queue` (a private serial dispatch queue): every method except `schedule…` must
-/// run there, which is why its mutable state needs no lock (`@unchecked Sendable` for that
-/// reason only). Blocking work (SQLite, fsync) happens here, never on a caller's thread or on
-/// Swift's cooperative pool.
+/// Its mutable state is confined to `queue`, a private serial dispatch queue: `submit`,
+/// `snapshot`, `startWatching` and `stopWatching` may be called from any thread and hop there;
+/// everything else runs on it. That confinement is why the state needs no lock
+/// (`@unchecked Sendable` for that reason only). Blocking work (SQLite, fsync) happens on
+/// `queue`, never on a caller's thread or on Swift's cooperative pool.
 final class StoreWriter: @unchecked Sendable {
     let database: DatabaseQueue
     let origin: String
