@@ -34,6 +34,11 @@ final class StoreWriter: @unchecked Sendable {
         self.knownRevision = revision
     }
 
+    deinit {
+        // A resumed timer source is not freed by dropping it; cancel it explicitly.
+        timer?.cancel()
+    }
+
     // MARK: Group commit
 
     func submit(_ commit: PendingCommit) {
