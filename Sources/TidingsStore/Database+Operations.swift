@@ -56,6 +56,8 @@ extension Database {
                 try insert.execute(arguments: [thing, index + 1])
             }
             try setThingsRevision(rev)
+        case .announce:
+            break
         }
         let row = ChangeRow(operation)
         try cachedStatement(sql: "INSERT INTO change (revision, origin, op, subject, value) VALUES (?, ?, ?, ?, ?)")
@@ -132,6 +134,7 @@ struct ChangeRow {
         case let .resetPreference(key): self.init(op: "reset", subject: key, value: nil)
         case let .addThing(thing): self.init(op: "add", subject: thing, value: nil)
         case let .removeThing(thing): self.init(op: "remove", subject: thing, value: nil)
+        case let .announce(topic): self.init(op: "announce", subject: topic, value: nil)
         case let .replaceThings(things):
             let data = (try? JSONEncoder().encode(things)) ?? Data("[]".utf8)
             self.init(op: "replace", subject: nil, value: String(decoding: data, as: UTF8.self))
@@ -144,6 +147,7 @@ struct ChangeRow {
         case let ("reset", key?, _): return .resetPreference(key: key)
         case let ("add", thing?, _): return .addThing(thing)
         case let ("remove", thing?, _): return .removeThing(thing)
+        case let ("announce", topic?, _): return .announce(topic: topic)
         case let ("replace", _, json?):
             return (try? JSONDecoder().decode([String].self, from: Data(json.utf8))).map(StoreOperation.replaceThings)
         default: return nil

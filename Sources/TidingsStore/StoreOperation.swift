@@ -16,6 +16,10 @@ public enum StoreOperation: Sendable, Hashable {
     /// Replaces the whole list, in this order. Fails with ``StoreError/duplicateThing(_:)`` if the
     /// list repeats an entry.
     case replaceThings([String])
+    /// Takes a revision without changing stored data: for events about resources that are not
+    /// stored (the fetched posts feed), so their event ids are durable revisions too and never
+    /// repeat after a restart. `topic` names what was announced.
+    case announce(topic: String)
 }
 
 /// An operation as it was committed, with the revision it took. Read back from the store's

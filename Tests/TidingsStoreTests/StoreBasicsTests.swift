@@ -132,3 +132,24 @@ final class StoreBasicsTests: XCTestCase {
         await store.close()
     }
 }
+
+extension StoreBasicsTests {
+    /// An announcement takes a durable revision without touching preferences or things.
+    func testAnnounceTakesARevisionAndChangesNoData() async throws {
+        let directory = makeTemporaryDirectory(self)
+        do {
+            let store = try SQLiteStore(directory: directory)
+            let first = try await store.commit([.addThing("YOLO")])
+            let announced = try await store.commit([.announce(topic: "posts")])
+            XCTAssertEqual(announced, [first[0] + 1])
+            await store.close()
+        }
+        let reopened = try SQLiteStore(directory: directory)
+        let snapshot = try reopened.loadSnapshot()
+        XCTAssertEqual(snapshot.revision, 2)
+        XCTAssertEqual(snapshot.things, ["YOLO"])
+        XCTAssertEqual(snapshot.thingsRevision, 1)
+        XCTAssertEqual(try reopened.changes(after: 1).map(\.operation), [.announce(topic: "posts")])
+        await reopened.close()
+    }
+}
