@@ -8,7 +8,7 @@ final class PreferenceValueTests: XCTestCase {
         try JSONDecoder().decode(PreferenceValue.self, from: Data(json.utf8))
     }
 
-    func testDecodesBareJSONValues() throws {
+    func testDecodesBareJSONValues() async throws {
         XCTAssertEqual(try decode("true"), .boolean(true))
         XCTAssertEqual(try decode("2"), .integer(2))
         XCTAssertEqual(try decode("1.5"), .number(1.5))
@@ -16,12 +16,12 @@ final class PreferenceValueTests: XCTestCase {
         XCTAssertThrowsError(try decode("[1]"))
     }
 
-    func testEncodesBareJSONValues() throws {
+    func testEncodesBareJSONValues() async throws {
         let encoded = try JSONEncoder().encode([PreferenceValue.boolean(false), .integer(5), .number(0.5), .string("x")])
         XCTAssertEqual(String(decoding: encoded, as: UTF8.self), #"[false,5,0.5,"x"]"#)
     }
 
-    func testIntegerRejectsFractionAndNumberAcceptsInteger() throws {
+    func testIntegerRejectsFractionAndNumberAcceptsInteger() async throws {
         XCTAssertNil(try decode("1.5").coerced(to: .integer))
         XCTAssertEqual(try decode("2").coerced(to: .number), .number(2))
         XCTAssertEqual(try decode("2.0").coerced(to: .integer), .integer(2))

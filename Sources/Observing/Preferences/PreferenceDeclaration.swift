@@ -57,7 +57,7 @@ public struct PreferenceDeclaration: Sendable, Hashable {
         }
         if let maxLength, maxLength < 0 { problems.append("maxLength must not be negative") }
         if let minimum, let maximum, minimum > maximum {
-            problems.append("minimum \(minimum) is greater than maximum \(maximum)")
+            problems.append("minimum \(formatNumber(minimum)) is greater than maximum \(formatNumber(maximum))")
         }
         for bound in [minimum, maximum].compactMap({ $0 }) where !bound.isFinite {
             problems.append("bounds must be finite numbers")
@@ -89,17 +89,19 @@ public enum PreferenceProblem: Error, Sendable, Hashable {
         switch self {
         case .unknownKey: "unknown preference"
         case let .wrongType(expected): "expected a value of type \(expected)"
-        case let .belowMinimum(m): "must be at least \(Self.format(m))"
-        case let .aboveMaximum(m): "must be at most \(Self.format(m))"
+        case let .belowMinimum(m): "must be at least \(formatNumber(m))"
+        case let .aboveMaximum(m): "must be at most \(formatNumber(m))"
         case let .tooLong(n): "must be at most \(n) characters long"
         case let .notAllowed(values): "must be one of \(values.map(\.description).joined(separator: ", "))"
         }
     }
 
-    private static func format(_ d: Double) -> String {
-        if d.rounded(.towardZero) == d, let i = Int(exactly: d) { return String(i) }
-        return String(d)
-    }
+}
+
+/// `5` rather than `5.0` for whole bounds in messages.
+func formatNumber(_ d: Double) -> String {
+    if d.rounded(.towardZero) == d, let i = Int(exactly: d) { return String(i) }
+    return String(d)
 }
 
 /// One refused key in a ``PreferenceValidationError``.

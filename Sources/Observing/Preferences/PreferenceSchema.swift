@@ -88,7 +88,8 @@ extension PreferenceDeclaration {
             allowed = []
             for item in items {
                 guard case let .scalar(v) = item, let typed = v.coerced(to: type) else {
-                    throw fail("enum value \(item.kindName == "object" || item.kindName == "array" ? item.kindName : "\(item)") is not of type \(type)")
+                    let shown = if case let .scalar(v) = item { v.description } else { item.kindName }
+                    throw fail("enum value \(shown) is not of type \(type)")
                 }
                 allowed?.append(typed)
             }
