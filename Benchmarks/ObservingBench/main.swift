@@ -81,19 +81,24 @@ func run() {
     print("warning: debug build; run `swift run -c release ObservingBench` for real numbers\n")
     #endif
     let counts = [100, 1_000, 10_000]
-    print("Cost of one preference change (validate + apply + announce), ns per change, best of 5")
+    print("Cost of one preference change (validate + apply + announce), ns per change, best of 5 rounds")
     print("")
-    print("observers | changed key observed by all | unobserved key, others on 1 key | unobserved key, others on 100 keys")
-    print("----------|-----------------------------|-------------------------------|-----------------------------------")
+    func row(_ cells: [String]) -> String {
+        zip(cells, [9, 22, 14, 26, 28]).map { cell, width in
+            String(repeating: " ", count: max(0, width - cell.count)) + cell
+        }.joined(separator: " | ")
+    }
+    print(row(["observers", "key observed by all", "per observer", "unobserved key (others", "unobserved key (others"]))
+    print(row(["", "", "", "on 1 other key)", "spread over 100 keys)"]))
     for n in counts {
         let observed = observedKeyCost(observers: n)
         let oneOther = unobservedKeyCost(observers: n, observedKeys: 1)
         let manyOther = unobservedKeyCost(observers: n, observedKeys: 100)
-        print(String(format: "%9d | %17.0f ns (%5.1f ns/obs) | %29.0f | %35.0f",
-                     n, observed, observed / Double(n), oneOther, manyOther))
+        print(row([String(n), "\(Int(observed)) ns", String(format: "%.1f ns", observed / Double(n)),
+                   "\(Int(oneOther)) ns", "\(Int(manyOther)) ns"]))
     }
     print("")
-    print("baseline: unobserved key with no observers at all: \(Int(unobservedKeyCost(observers: 0 + 1, observedKeys: 1))) ns (1 observer elsewhere)")
+    print("baseline: change to a key with no observers anywhere: \(Int(unobservedKeyCost(observers: 0, observedKeys: 1))) ns")
 }
 
 MainActor.assumeIsolated { run() }

@@ -101,6 +101,23 @@ final class DataLoaderTests: XCTestCase {
         XCTAssertLessThanOrEqual(requests, 3, "a load cancelled before it ran never reaches the upstream")
     }
 
+    func testQuietRefreshAnnouncesOnlyADifferentOutcome() async {
+        let (loader, _) = makeLoader([.respond(ok("[1]", headers: ["ETag": "\"a\""])), .respond(HTTPClientResponse(status: 304)), .respond(ok("[2]"))])
+        loader.fetchDataIfNeeded()
+        _ = await loader.settled()
+        var phases: [LoadPhase] = []
+        let c = loader.$state.dropFirst().sink { phases.append($0.phase) }
+        loader.refresh(showingLoading: false)
+        XCTAssertTrue(loader.isFetching)
+        _ = await loader.settled()
+        XCTAssertEqual(phases, [], "a quiet refresh answered 304 announces nothing")
+        loader.refresh(showingLoading: false)
+        let state = await loader.settled()
+        XCTAssertEqual(phases, [.loaded])
+        XCTAssertEqual(state.value, [2])
+        c.cancel()
+    }
+
     func testRefreshJoinsARunningLoad() async {
         let (loader, upstream) = makeLoader([.respond(ok("[1]"))])
         loader.fetchDataIfNeeded()

@@ -86,3 +86,24 @@ final class ThingStoreTests: XCTestCase {
         XCTAssertEqual(shadow, ["YOLO", "AFK"])
     }
 }
+
+/// The server's path: rules checked against a shadow copy, then trusted edits applied.
+@MainActor
+final class ThingStoreApplyTests: XCTestCase {
+    func testApplyingValidatedEdits() async throws {
+        let store = ThingStore(["YOLO"])
+        var changes: [ThingChange] = []
+        let c = store.changes.sink { changes.append($0) }
+        var shadow = Set(store.things)
+        let thing = try ThingRules.validateAdd(" afk", to: shadow, textCase: .upper)
+        shadow.insert(thing)
+        XCTAssertTrue(store.apply(.add(thing)))
+        XCTAssertFalse(store.apply(.add(thing)), "already present: nothing happens")
+        XCTAssertFalse(store.apply(.remove("NOPE")))
+        XCTAssertFalse(store.apply(.replaceAll(["A", "A"])))
+        XCTAssertTrue(store.apply(.remove("YOLO")))
+        XCTAssertEqual(store.things, ["AFK"])
+        XCTAssertEqual(changes, [.add("AFK"), .remove("YOLO")])
+        c.cancel()
+    }
+}

@@ -70,9 +70,13 @@ public final class DataLoader<Value: Sendable>: @preconcurrency ObservableObject
     }
 
     /// Starts a load now, or joins the one running (no second request).
-    public func refresh() {
+    ///
+    /// With `showingLoading` (the default) the state passes through `.loading(previous:)`, so
+    /// a 304 then returns it to `.loaded`; pass false for a background refresh that announces
+    /// only an outcome that differs (new value or failure), like the periodic refresh does.
+    public func refresh(showingLoading: Bool = true) {
         guard running == nil else { return }
-        start(visible: true)
+        start(visible: showingLoading || lastGood == nil)
     }
 
     /// Abandons the running load: the state returns to `loaded` (previous value) or `idle`.

@@ -52,10 +52,7 @@ public final class ThingStore: @preconcurrency ObservableObject, EnvironmentOwne
     public func add(_ raw: String) throws(ThingError) -> String {
         updateDynamicProperties()
         let thing = try ThingRules.validateAdd(raw, to: members, textCase: textCase)
-        objectWillChange.send()
-        members.insert(thing)
-        things.append(thing)
-        changeSubject.send(.add(thing))
+        apply(.add(thing))
         return thing
     }
 
@@ -63,11 +60,8 @@ public final class ThingStore: @preconcurrency ObservableObject, EnvironmentOwne
     @discardableResult
     public func remove(_ raw: String) throws(ThingError) -> String {
         let thing = normalize(raw)
-        guard members.contains(thing), let index = things.firstIndex(of: thing) else { throw .notFound(thing) }
-        objectWillChange.send()
-        members.remove(thing)
-        things.remove(at: index)
-        changeSubject.send(.remove(thing))
+        guard members.contains(thing) else { throw .notFound(thing) }
+        apply(.remove(thing))
         return thing
     }
 
@@ -76,10 +70,44 @@ public final class ThingStore: @preconcurrency ObservableObject, EnvironmentOwne
     public func replaceAll(_ raws: [String]) throws(ThingError) -> [String] {
         updateDynamicProperties()
         let list = try ThingRules.validateList(raws, textCase: textCase)
-        objectWillChange.send()
-        members = Set(list)
-        things = list
-        changeSubject.send(.replace)
+        apply(.replaceAll(list))
         return list
     }
+
+    /// Applies an edit the caller already checked with ``ThingRules`` (against a shadow copy)
+    /// and made durable — the server's path. Things must be normalised already. Returns false,
+    /// changing and announcing nothing, when the edit no longer fits (adding a thing that is
+    /// present, removing one that is absent, a replacement list with duplicates).
+    @discardableResult
+    public func apply(_ edit: ThingEdit) -> Bool {
+        switch edit {
+        case let .add(thing):
+            guard !members.contains(thing) else { return false }
+            objectWillChange.send()
+            members.insert(thing)
+            things.append(thing)
+            changeSubject.send(.add(thing))
+        case let .remove(thing):
+            guard members.contains(thing), let index = things.firstIndex(of: thing) else { return false }
+            objectWillChange.send()
+            members.remove(thing)
+            things.remove(at: index)
+            changeSubject.send(.remove(thing))
+        case let .replaceAll(list):
+            let newMembers = Set(list)
+            guard newMembers.count == list.count else { return false }
+            objectWillChange.send()
+            members = newMembers
+            things = list
+            changeSubject.send(.replace)
+        }
+        return true
+    }
+}
+
+/// A change to a ``ThingStore`` whose things are already normalised and validated.
+public enum ThingEdit: Sendable, Hashable {
+    case add(String)
+    case remove(String)
+    case replaceAll([String])
 }
