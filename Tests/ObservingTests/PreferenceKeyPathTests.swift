@@ -6,7 +6,7 @@ import XCTest
 private final class Greeter: PreferencesReader {
     let preferenceSource: BuiltInPreferences
     @Preference(\BuiltInPreferences.name) var name
-    @Preference(\BuiltInPreferences.age) var age
+    @BuiltInPreference(\.age) var age
 
     init(_ source: BuiltInPreferences) {
         preferenceSource = source

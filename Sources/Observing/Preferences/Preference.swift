@@ -98,3 +98,6 @@ public struct PreferenceBinding<Value> {
         nonmutating set { set(newValue) }
     }
 }
+
+/// `@Preference` over the built-in set, so the root can be left out: `@BuiltInPreference(\.name) var name`.
+public typealias BuiltInPreference<Value: PreferenceRepresentable> = Preference<BuiltInPreferences, Value>
