@@ -66,6 +66,13 @@ final class AtomicUpdateTests: XCTestCase {
         XCTAssertEqual(try prefs.typedValue(.value(.integer(2)), forKey: "ratio"), .number(2))
     }
 
+    func testNonFiniteNumbersAreRefused() async {
+        let prefs = TestPreferences().preferences
+        XCTAssertThrowsError(try prefs.set(.number(.nan), forKey: "ratio"))
+        XCTAssertThrowsError(try prefs.set(.number(.infinity), forKey: "ratio"))
+        XCTAssertEqual(prefs.value(forKey: "ratio"), .number(0.5))
+    }
+
     func testSetWritesThroughTheStore() async throws {
         let owner = TestPreferences()
         try owner.preferences.update(["a": .integer(9), "title": .string("hi")])

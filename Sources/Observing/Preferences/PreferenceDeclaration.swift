@@ -34,6 +34,8 @@ public struct PreferenceDeclaration: Sendable, Hashable {
     /// `value` brought to the declared type and checked against the constraints.
     public func check(_ value: PreferenceValue) -> Result<PreferenceValue, PreferenceProblem> {
         guard let typed = value.coerced(to: type) else { return .failure(.wrongType(expected: type)) }
+        // NaN and infinities have no JSON form; refusing them keeps every value encodable.
+        if case let .number(d) = typed, !d.isFinite { return .failure(.wrongType(expected: type)) }
         if let minimum, let n = typed.numericValue, n < minimum { return .failure(.belowMinimum(minimum)) }
         if let maximum, let n = typed.numericValue, n > maximum { return .failure(.aboveMaximum(maximum)) }
         if let maxLength, case let .string(s) = typed, s.unicodeScalars.count > maxLength {
