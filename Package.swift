@@ -83,7 +83,7 @@ let package = Package(
         ),
 
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP"]),
-        .testTarget(name: "ObservingTests", dependencies: ["Observing"]),
+        .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore"]),
         // Starts the real `tidings` binary on an ephemeral port and talks real HTTP to it.
         .testTarget(name: "EndToEndTests", dependencies: ["tidings"]),

@@ -1,1 +1,0 @@
-// Observing module — see README architecture.

@@ -1,0 +1,130 @@
+/// One declared preference: its key, type, default and constraints.
+///
+/// Invariant (checked by ``Preferences`` when it is created): the default has the declared
+/// type and satisfies the constraints, `minimum <= maximum`, constraints fit the type
+/// (`minimum`/`maximum` for numbers, `maxLength` for strings), and `allowedValues` match the type.
+public struct PreferenceDeclaration: Sendable, Hashable {
+    public let key: String
+    public let type: PreferenceType
+    public let defaultValue: PreferenceValue
+    public let description: String?
+    /// Inclusive bounds for integer and number preferences.
+    public let minimum: Double?
+    public let maximum: Double?
+    /// Longest allowed string, counted in Unicode scalars (as JSON Schema counts).
+    public let maxLength: Int?
+    /// When set, the only values accepted (JSON Schema's `enum`).
+    public let allowedValues: [PreferenceValue]?
+
+    public init(
+        key: String, type: PreferenceType, defaultValue: PreferenceValue,
+        description: String? = nil, minimum: Double? = nil, maximum: Double? = nil,
+        maxLength: Int? = nil, allowedValues: [PreferenceValue]? = nil
+    ) {
+        self.key = key
+        self.type = type
+        self.defaultValue = defaultValue
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.maxLength = maxLength
+        self.allowedValues = allowedValues
+    }
+
+    /// `value` brought to the declared type and checked against the constraints.
+    public func check(_ value: PreferenceValue) -> Result<PreferenceValue, PreferenceProblem> {
+        guard let typed = value.coerced(to: type) else { return .failure(.wrongType(expected: type)) }
+        // NaN and infinities have no JSON form; refusing them keeps every value encodable.
+        if case let .number(d) = typed, !d.isFinite { return .failure(.wrongType(expected: type)) }
+        if let minimum, let n = typed.numericValue, n < minimum { return .failure(.belowMinimum(minimum)) }
+        if let maximum, let n = typed.numericValue, n > maximum { return .failure(.aboveMaximum(maximum)) }
+        if let maxLength, case let .string(s) = typed, s.unicodeScalars.count > maxLength {
+            return .failure(.tooLong(maxLength: maxLength))
+        }
+        if let allowedValues, !allowedValues.contains(typed) {
+            return .failure(.notAllowed(allowedValues))
+        }
+        return .success(typed)
+    }
+
+    /// Problems with the declaration itself (empty when it is sound).
+    func declarationProblems() -> [String] {
+        var problems: [String] = []
+        if key.isEmpty { problems.append("the key is empty") }
+        if minimum != nil || maximum != nil, type != .integer, type != .number {
+            problems.append("minimum/maximum apply only to integer and number preferences, not \(type)")
+        }
+        if maxLength != nil, type != .string {
+            problems.append("maxLength applies only to string preferences, not \(type)")
+        }
+        if let maxLength, maxLength < 0 { problems.append("maxLength must not be negative") }
+        if let minimum, let maximum, minimum > maximum {
+            problems.append("minimum \(formatNumber(minimum)) is greater than maximum \(formatNumber(maximum))")
+        }
+        for bound in [minimum, maximum].compactMap({ $0 }) where !bound.isFinite {
+            problems.append("bounds must be finite numbers")
+        }
+        if let allowedValues {
+            if allowedValues.isEmpty { problems.append("enum must list at least one value") }
+            for v in allowedValues where v.coerced(to: type) == nil {
+                problems.append("enum value \(v) is not of type \(type)")
+            }
+        }
+        if problems.isEmpty, case let .failure(problem) = check(defaultValue) {
+            problems.append("default \(defaultValue) is invalid: \(problem.message)")
+        }
+        return problems
+    }
+}
+
+/// Why a value was refused for a key.
+public enum PreferenceProblem: Error, Sendable, Hashable {
+    case unknownKey
+    case wrongType(expected: PreferenceType)
+    case belowMinimum(Double)
+    case aboveMaximum(Double)
+    case tooLong(maxLength: Int)
+    case notAllowed([PreferenceValue])
+
+    /// A sentence for problem details, e.g. "expected a value of type integer".
+    public var message: String {
+        switch self {
+        case .unknownKey: "unknown preference"
+        case let .wrongType(expected): "expected a value of type \(expected)"
+        case let .belowMinimum(m): "must be at least \(formatNumber(m))"
+        case let .aboveMaximum(m): "must be at most \(formatNumber(m))"
+        case let .tooLong(n): "must be at most \(n) characters long"
+        case let .notAllowed(values): "must be one of \(values.map(\.description).joined(separator: ", "))"
+        }
+    }
+
+}
+
+/// `5` rather than `5.0` for whole bounds in messages.
+func formatNumber(_ d: Double) -> String {
+    if d.rounded(.towardZero) == d, let i = Int(exactly: d) { return String(i) }
+    return String(d)
+}
+
+/// One refused key in a ``PreferenceValidationError``.
+public struct PreferenceIssue: Sendable, Hashable, CustomStringConvertible {
+    public let key: String
+    public let problem: PreferenceProblem
+    public init(key: String, problem: PreferenceProblem) {
+        self.key = key
+        self.problem = problem
+    }
+    public var message: String { problem.message }
+    public var description: String { "\(key): \(message)" }
+}
+
+/// Every key a set of changes got wrong, sorted by key. Nothing was applied.
+public struct PreferenceValidationError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let issues: [PreferenceIssue]
+    public init(issues: [PreferenceIssue]) {
+        self.issues = issues.sorted { $0.key < $1.key }
+    }
+    /// True when every issue is an unknown key (the server answers 404 for a single-key write).
+    public var isOnlyUnknownKeys: Bool { issues.allSatisfy { $0.problem == .unknownKey } }
+    public var description: String { issues.map(\.description).joined(separator: "; ") }
+}

@@ -1,0 +1,62 @@
+/// One key's value as a client sent it, decoded without knowing the key's type, so that
+/// validation can name the key and the expected type rather than failing the whole body.
+///
+/// Decode a request body's value as `PreferenceInput` (or a whole merge patch as
+/// ``PreferencePatch``), then pass it to ``Preferences/validate(_:)-(PreferencePatch)``.
+public enum PreferenceInput: Sendable, Hashable, Decodable {
+    /// JSON `null`: reset the key to its default (merge-patch semantics).
+    case reset
+    /// A scalar JSON value, not yet brought to the key's declared type.
+    case value(PreferenceValue)
+    /// An array or object: never a valid preference value.
+    case unsupported(kind: String)
+
+    public init(from decoder: any Decoder) throws {
+        switch try LooseJSON(from: decoder) {
+        case .null: self = .reset
+        case let .scalar(v): self = .value(v)
+        case let other: self = .unsupported(kind: other.kindName)
+        }
+    }
+}
+
+/// A JSON merge patch of preferences: `{"key": value, "other": null}`.
+public struct PreferencePatch: Sendable, Hashable, Decodable {
+    public var entries: [String: PreferenceInput]
+
+    public init(_ entries: [String: PreferenceInput]) {
+        self.entries = entries
+    }
+
+    public init(from decoder: any Decoder) throws {
+        entries = try decoder.singleValueContainer().decode([String: PreferenceInput].self)
+    }
+}
+
+/// Changes that passed ``Preferences/validate(_:)-(PreferencePatch)``: every value has its
+/// key's declared type and meets its constraints. Apply them with ``Preferences/apply(_:)``
+/// (after making them durable, if the store is durable).
+public struct ValidatedChanges: Sendable, Hashable {
+    public struct Entry: Sendable, Hashable {
+        public let key: String
+        /// The value the key will have (the default for a reset).
+        public let newValue: PreferenceValue
+        /// What to write to the store: nil means "remove the stored value" (a reset).
+        public let storedValue: PreferenceValue?
+    }
+
+    /// Every validated key, in declaration order.
+    public let entries: [Entry]
+    /// The keys whose value differs from the current one *at validation time*, in
+    /// declaration order. Empty means applying would change and announce nothing.
+    public let changedKeys: [String]
+    let containerID: ObjectIdentifier
+
+    /// The store write for the changed keys (nil value = remove).
+    public var storeChanges: [String: PreferenceValue?] {
+        let changed = Set(changedKeys)
+        var result: [String: PreferenceValue?] = [:]
+        for entry in entries where changed.contains(entry.key) { result[entry.key] = .some(entry.storedValue) }
+        return result
+    }
+}

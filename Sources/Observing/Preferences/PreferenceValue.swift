@@ -1,0 +1,94 @@
+/// The type a preference is declared with. Its raw value is the name used in schemas and
+/// in the HTTP API (`"boolean"`, `"integer"`, `"number"`, `"string"`).
+public enum PreferenceType: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    case boolean, integer, number, string
+
+    public var description: String { rawValue }
+}
+
+/// A preference value: encodes and decodes as the bare JSON value (`true`, `5`, `2.5`, `"fat"`).
+///
+/// Decoding without a declared type picks the narrowest case (`2` → `.integer(2)`,
+/// `2.5` → `.number(2.5)`). Use ``coerced(to:)`` (or ``Preferences/validate(_:)``, which does
+/// it for you) to bring a decoded value to a key's declared type: an integer preference
+/// rejects `1.5` but accepts `2.0`; a number preference accepts `2`.
+public enum PreferenceValue: Sendable, Hashable, Codable, CustomStringConvertible {
+    case boolean(Bool)
+    case integer(Int)
+    case number(Double)
+    case string(String)
+
+    /// The type this value has as it stands.
+    public var type: PreferenceType {
+        switch self {
+        case .boolean: .boolean
+        case .integer: .integer
+        case .number: .number
+        case .string: .string
+        }
+    }
+
+    /// This value as a value of `type`, or nil when it is not one. Numbers convert where JSON
+    /// cannot tell them apart (`2` ↔ `2.0`); nothing else converts (no `"1"` → `1`, no `1` → `true`).
+    public func coerced(to type: PreferenceType) -> PreferenceValue? {
+        switch (self, type) {
+        case (.boolean, .boolean), (.integer, .integer), (.number, .number), (.string, .string):
+            return self
+        case let (.integer(i), .number):
+            return .number(Double(i))
+        case let (.number(d), .integer):
+            // JSON Schema's rule: an integer is a number with a zero fractional part.
+            guard d.isFinite, d.rounded(.towardZero) == d, let i = Int(exactly: d) else { return nil }
+            return .integer(i)
+        default:
+            return nil
+        }
+    }
+
+    /// The value as a Double, for integer and number values (used by minimum/maximum).
+    public var numericValue: Double? {
+        switch self {
+        case let .integer(i): Double(i)
+        case let .number(d): d
+        default: nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .boolean(b): String(b)
+        case let .integer(i): String(i)
+        case let .number(d): String(d)
+        case let .string(s): "\"\(s)\""
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        // Order matters: Bool before numbers (JSON true is not 1), Int before Double so `2`
+        // stays an integer, Double for fractions and integers beyond Int's range.
+        if let b = try? container.decode(Bool.self) {
+            self = .boolean(b)
+        } else if let i = try? container.decode(Int.self) {
+            self = .integer(i)
+        } else if let d = try? container.decode(Double.self) {
+            self = .number(d)
+        } else if let s = try? container.decode(String.self) {
+            self = .string(s)
+        } else {
+            throw DecodingError.dataCorruptedError(
+                in: container,
+                debugDescription: "expected a boolean, number or string")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case let .boolean(b): try container.encode(b)
+        case let .integer(i): try container.encode(i)
+        case let .number(d): try container.encode(d)
+        case let .string(s): try container.encode(s)
+        }
+    }
+}

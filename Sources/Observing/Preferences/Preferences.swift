@@ -1,0 +1,220 @@
+import Foundation
+import OpenCombine
+
+/// The settings container (the `@AppStorage` replacement): declared keys with type, default
+/// and constraints, one change subject per key, a pluggable store.
+///
+/// Confined to the main actor (the server's event loop; `@preconcurrency ObservableObject`
+/// traps if `objectWillChange` is touched elsewhere). A change to key A is sent on A's own
+/// `CurrentValueSubject`, so observers of other keys run no code at all.
+///
+/// ```swift
+/// let prefs = BuiltInPreferences().preferences
+/// let c = prefs.publisher(forKey: "age")!.sink { print($0) }  // 5, then each change
+/// try prefs.set(.integer(6), forKey: "age")
+/// ```
+///
+/// Two ways to write:
+/// - ``set(_:forKey:)``, ``reset(_:)``, ``update(_:)``: validate, write through the store, apply.
+/// - the server's split: ``validate(_:)-(PreferencePatch)`` on the loop, make it durable off the
+///   loop, then ``apply(_:)`` (memory + announcements only; it does not write the store).
+@MainActor
+public final class Preferences: @preconcurrency ObservableObject {
+    /// Sent before any value changes (will-set order), once per applied batch.
+    public let objectWillChange = ObservableObjectPublisher()
+    /// Every declared preference, in declaration order.
+    public let declarations: [PreferenceDeclaration]
+    /// The store written by ``set(_:forKey:)``/``update(_:)`` and read at creation.
+    public let store: any KeyValueStore
+
+    private let positions: [String: Int]
+    private var current: [PreferenceValue]
+    private let subjects: [CurrentValueSubject<PreferenceValue, Never>]
+    private let changedKeySubject = PassthroughSubject<String, Never>()
+    private var externalSubscription: AnyCancellable?
+
+    /// A container for `declarations`, starting from the values found in `store` (a stored
+    /// value that no longer fits its declaration is ignored: the default applies).
+    public init(declarations: [PreferenceDeclaration], store: any KeyValueStore = InMemoryKeyValueStore()) throws(PreferenceSchemaError) {
+        var positions: [String: Int] = [:]
+        for (i, d) in declarations.enumerated() {
+            if positions[d.key] != nil { throw PreferenceSchemaError(key: d.key, problem: "declared twice") }
+            if let problem = d.declarationProblems().first { throw PreferenceSchemaError(key: d.key, problem: problem) }
+            positions[d.key] = i
+        }
+        guard !declarations.isEmpty else { throw PreferenceSchemaError(key: nil, problem: "declares no preferences") }
+        self.declarations = declarations
+        self.positions = positions
+        self.store = store
+        let initial = declarations.map { d in
+            store.value(forKey: d.key).flatMap { try? d.check($0).get() } ?? d.defaultValue
+        }
+        current = initial
+        subjects = initial.map { CurrentValueSubject($0) }
+        // The enclosing-instance subscript only sees reads and writes made through the
+        // owner, so changes made by other processes must come in through the store.
+        externalSubscription = store.externalChanges.sink { [weak self] changes in
+            self?.applyExternal(changes)
+        }
+    }
+
+    /// A container for a `--preferences FILE` schema (see ``PreferenceDeclaration/schema(fromJSON:)``).
+    public convenience init(schemaJSON: Data, store: any KeyValueStore = InMemoryKeyValueStore()) throws(PreferenceSchemaError) {
+        try self.init(declarations: PreferenceDeclaration.schema(fromJSON: schemaJSON), store: store)
+    }
+
+    /// The declarations made by the ``UserDefault`` wrappers of `object` (and its
+    /// superclasses), in source order — the single place a Swift preference set is declared.
+    public nonisolated static func declarations(of object: Any) -> [PreferenceDeclaration] {
+        var result: [PreferenceDeclaration] = []
+        var mirror: Mirror? = Mirror(reflecting: object)
+        var levels: [Mirror] = []
+        while let m = mirror {
+            levels.append(m)
+            mirror = m.superclassMirror
+        }
+        for level in levels.reversed() {
+            for child in level.children {
+                if let declaring = child.value as? any PreferenceDeclaring { result.append(declaring.declaration) }
+            }
+        }
+        return result
+    }
+
+    // MARK: Reading
+
+    /// The declaration for `key`, or nil for an unknown key.
+    public func declaration(forKey key: String) -> PreferenceDeclaration? {
+        positions[key].map { declarations[$0] }
+    }
+
+    /// The current value of `key` (its default until set), or nil for an unknown key.
+    public func value(forKey key: String) -> PreferenceValue? {
+        positions[key].map { current[$0] }
+    }
+
+    /// Every key's current value.
+    public var values: [String: PreferenceValue] {
+        var result: [String: PreferenceValue] = [:]
+        for (i, d) in declarations.enumerated() { result[d.key] = current[i] }
+        return result
+    }
+
+    /// `key`'s publisher: the current value on subscription, then each change (only changes
+    /// of this key). Nil for an unknown key. Values are delivered on the main actor.
+    public func publisher(forKey key: String) -> AnyPublisher<PreferenceValue, Never>? {
+        positions[key].map { subjects[$0].eraseToAnyPublisher() }
+    }
+
+    /// Each changed key, once per change, after the new value was sent on the key's own
+    /// publisher (local writes and external changes alike).
+    public var changedKeys: AnyPublisher<String, Never> { changedKeySubject.eraseToAnyPublisher() }
+
+    // MARK: Validating and applying
+
+    /// Checks every change (nil = reset to default) and reports every bad key at once.
+    public func validate(_ changes: [String: PreferenceValue?]) throws(PreferenceValidationError) -> ValidatedChanges {
+        try validate(PreferencePatch(changes.mapValues { $0.map(PreferenceInput.value) ?? .reset }))
+    }
+
+    /// Checks every entry of a merge patch: unknown keys, wrong types (naming the expected
+    /// type) and constraint violations are all reported, sorted by key; nothing is applied.
+    public func validate(_ patch: PreferencePatch) throws(PreferenceValidationError) -> ValidatedChanges {
+        var issues: [PreferenceIssue] = []
+        var accepted: [(position: Int, entry: ValidatedChanges.Entry)] = []
+        for (key, input) in patch.entries {
+            guard let position = positions[key] else {
+                issues.append(PreferenceIssue(key: key, problem: .unknownKey))
+                continue
+            }
+            let declaration = declarations[position]
+            switch input {
+            case .reset:
+                accepted.append((position, .init(key: key, newValue: declaration.defaultValue, storedValue: nil)))
+            case .unsupported:
+                issues.append(PreferenceIssue(key: key, problem: .wrongType(expected: declaration.type)))
+            case let .value(raw):
+                switch declaration.check(raw) {
+                case let .success(typed): accepted.append((position, .init(key: key, newValue: typed, storedValue: typed)))
+                case let .failure(problem): issues.append(PreferenceIssue(key: key, problem: problem))
+                }
+            }
+        }
+        guard issues.isEmpty else { throw PreferenceValidationError(issues: issues) }
+        accepted.sort { $0.position < $1.position }
+        return ValidatedChanges(
+            entries: accepted.map(\.entry),
+            changedKeys: accepted.filter { current[$0.position] != $0.entry.newValue }.map(\.entry.key),
+            containerID: ObjectIdentifier(self))
+    }
+
+    /// Brings a client's value for `key` to the key's declared type and checks constraints.
+    public func typedValue(_ input: PreferenceInput, forKey key: String) throws(PreferenceValidationError) -> PreferenceValue {
+        let validated = try validate(PreferencePatch([key: input]))
+        return validated.entries[0].newValue
+    }
+
+    /// Applies validated changes atomically in memory and announces them: `objectWillChange`
+    /// first, then every value is updated, then each changed key is sent once on its own
+    /// publisher and on ``changedKeys``. Keys whose value equals the current one are skipped.
+    /// Does not write the store. Returns the changed keys in declaration order.
+    @discardableResult
+    public func apply(_ validated: ValidatedChanges) -> [String] {
+        precondition(validated.containerID == ObjectIdentifier(self), "changes were validated by another Preferences container")
+        let changed = validated.entries.compactMap { entry -> (Int, PreferenceValue)? in
+            let position = positions[entry.key]!
+            return current[position] == entry.newValue ? nil : (position, entry.newValue)
+        }
+        guard !changed.isEmpty else { return [] }
+        objectWillChange.send()
+        for (position, value) in changed { current[position] = value }
+        for (position, _) in changed {
+            // Send what is current now: an observer may already have written this key again.
+            subjects[position].send(current[position])
+        }
+        for (position, _) in changed { changedKeySubject.send(declarations[position].key) }
+        return changed.map { declarations[$0.0].key }
+    }
+
+    /// Validates, writes the changed keys through the store, then applies. Throws
+    /// ``PreferenceValidationError`` (nothing written) or the store's error (nothing applied).
+    @discardableResult
+    public func update(_ changes: [String: PreferenceValue?]) throws -> [String] {
+        let validated = try validate(changes)
+        let storeChanges = validated.storeChanges
+        if !storeChanges.isEmpty { try store.write(storeChanges) }
+        return apply(validated)
+    }
+
+    /// Sets one key (see ``update(_:)``).
+    public func set(_ value: PreferenceValue, forKey key: String) throws {
+        try update([key: value])
+    }
+
+    /// Resets one key to its default (see ``update(_:)``).
+    public func reset(_ key: String) throws {
+        try update([key: nil])
+    }
+
+    /// Changes another process made to the store: the store already holds them, so they are
+    /// only applied and announced, on the same per-key subjects as local writes. Keys this
+    /// container does not declare and values that do not fit their declaration are ignored.
+    private func applyExternal(_ changes: [String: PreferenceValue?]) {
+        var accepted: [String: PreferenceValue?] = [:]
+        for (key, value) in changes {
+            guard let declaration = declaration(forKey: key) else { continue }
+            if let value {
+                guard let typed = try? declaration.check(value).get() else { continue }
+                accepted[key] = .some(typed)
+            } else {
+                accepted[key] = .some(nil)
+            }
+        }
+        if let validated = try? validate(accepted) { apply(validated) }
+    }
+}
+
+/// Implemented by ``UserDefault`` so ``Preferences/declarations(of:)`` can find declarations.
+protocol PreferenceDeclaring {
+    var declaration: PreferenceDeclaration { get }
+}

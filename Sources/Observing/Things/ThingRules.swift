@@ -1,0 +1,99 @@
+/// How things are case-normalised (`--text-case`).
+public enum TextCase: String, Sendable, Hashable, CaseIterable {
+    /// Unicode full upper-casing, the same in every locale: "straße" → "STRASSE".
+    case upper
+    /// Kept as typed (after trimming).
+    case none
+}
+
+enum TextCaseKey: EnvironmentKey {
+    static let defaultValue: TextCase = .upper
+}
+
+extension EnvironmentValues {
+    /// How the thing store normalises text (default ``TextCase/upper``).
+    public var textCase: TextCase {
+        get { self[TextCaseKey.self] }
+        set { self[TextCaseKey.self] = newValue }
+    }
+}
+
+/// Why a thing was refused. Each rule has its own case (the server maps them: 422, or 409 for
+/// ``duplicate``, 404 for ``notFound``).
+public enum ThingError: Error, Sendable, Hashable, CustomStringConvertible {
+    case empty
+    case tooLong(length: Int, limit: Int)
+    case controlCharacters
+    case duplicate(String)
+    case tooMany(limit: Int)
+    case notFound(String)
+
+    public var description: String {
+        switch self {
+        case .empty: "a thing must not be empty"
+        case let .tooLong(length, limit): "a thing must be at most \(limit) characters long (this one has \(length))"
+        case .controlCharacters: "a thing must not contain control characters"
+        case let .duplicate(thing): "\"\(thing)\" already exists"
+        case let .tooMany(limit): "at most \(limit) things are allowed"
+        case let .notFound(thing): "\"\(thing)\" does not exist"
+        }
+    }
+}
+
+/// The thing rules as pure functions, so the server can check a batch of queued writes
+/// against a shadow copy before making them durable. ``ThingStore`` uses the same functions.
+public enum ThingRules {
+    /// The longest thing, in characters (grapheme clusters), after normalisation.
+    public static let maxLength = 64
+    /// The most things a list may hold.
+    public static let maxCount = 10_000
+
+    /// Trims whitespace (including newlines) and applies `textCase`. Upper-casing is the
+    /// standard library's Unicode full mapping, which does not depend on the locale.
+    public static func normalize(_ raw: String, textCase: TextCase) -> String {
+        var scalars = Substring(raw)
+        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
+        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
+        let trimmed = String(scalars)
+        switch textCase {
+        case .upper: return trimmed.uppercased()
+        case .none: return trimmed
+        }
+    }
+
+    /// Checks an already normalised thing on its own: empty, too long, control characters.
+    public static func validateText(_ thing: String) throws(ThingError) {
+        if thing.isEmpty { throw .empty }
+        if thing.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw .controlCharacters
+        }
+        let length = thing.count
+        if length > maxLength { throw .tooLong(length: length, limit: maxLength) }
+    }
+
+    /// Normalises `raw` and checks it can be added to `existing` (normalised things). Returns
+    /// the normalised thing. Pass a `Set` for large lists: membership is then O(1).
+    public static func validateAdd(_ raw: String, to existing: some Collection<String>, textCase: TextCase) throws(ThingError) -> String {
+        let thing = normalize(raw, textCase: textCase)
+        try validateText(thing)
+        if existing.contains(thing) { throw .duplicate(thing) }
+        if existing.count >= maxCount { throw .tooMany(limit: maxCount) }
+        return thing
+    }
+
+    /// Normalises and checks a whole replacement list; duplicates after normalisation are
+    /// refused. Returns the normalised list in the given order.
+    public static func validateList(_ raws: [String], textCase: TextCase) throws(ThingError) -> [String] {
+        if raws.count > maxCount { throw .tooMany(limit: maxCount) }
+        var seen = Set<String>()
+        var result: [String] = []
+        result.reserveCapacity(raws.count)
+        for raw in raws {
+            let thing = normalize(raw, textCase: textCase)
+            try validateText(thing)
+            guard seen.insert(thing).inserted else { throw .duplicate(thing) }
+            result.append(thing)
+        }
+        return result
+    }
+}

@@ -1,0 +1,86 @@
+import OpenCombine
+import XCTest
+@testable import Observing
+
+/// Idea 3: several changes are validated together, applied atomically, announced once each.
+@MainActor
+final class AtomicUpdateTests: XCTestCase {
+    func testOneInvalidValueAnnouncesAndAppliesNothing() async throws {
+        let owner = TestPreferences()
+        let prefs = owner.preferences
+        var announcements = 0
+        let subs = ["a", "b", "level"].map { prefs.publisher(forKey: $0)!.dropFirst().sink { _ in announcements += 1 } }
+        let will = prefs.objectWillChange.sink { announcements += 1 }
+        XCTAssertThrowsError(try prefs.update(["a": .integer(1), "b": .integer(2), "level": .integer(11)])) { error in
+            XCTAssertEqual((error as? PreferenceValidationError)?.issues, [PreferenceIssue(key: "level", problem: .aboveMaximum(10))])
+        }
+        XCTAssertEqual(announcements, 0)
+        XCTAssertEqual(prefs.value(forKey: "a"), .integer(0))
+        XCTAssertEqual(owner.store.writeCount, 0, "nothing written")
+        _ = (subs, will)
+    }
+
+    func testValidateReportsEveryBadKey() async {
+        let prefs = TestPreferences().preferences
+        XCTAssertThrowsError(try prefs.validate([
+            "a": .number(1.5), "level": .integer(-1), "title": .string("toolong"),
+            "mode": .string("medium"), "ghost": .boolean(true), "ratio": .string("x"), "b": .integer(1),
+        ])) { error in
+            let issues = (error as! PreferenceValidationError).issues
+            XCTAssertEqual(issues.map(\.key), ["a", "ghost", "level", "mode", "ratio", "title"])
+            XCTAssertEqual(issues[0].message, "expected a value of type integer")
+            XCTAssertEqual(issues[1].problem, .unknownKey)
+            XCTAssertEqual(issues[2].message, "must be at least 0")
+            XCTAssertEqual(issues[3].message, #"must be one of "fast", "slow""#)
+            XCTAssertEqual(issues[4].message, "expected a value of type number")
+            XCTAssertEqual(issues[5].problem, .tooLong(maxLength: 5))
+        }
+    }
+
+    func testValidateThenApplyIsTheServersSplit() async throws {
+        let owner = TestPreferences()
+        let prefs = owner.preferences
+        var received: [PreferenceValue] = []
+        let c = prefs.publisher(forKey: "ratio")!.dropFirst().sink { received.append($0) }
+        let validated = try prefs.validate(["ratio": .integer(2), "a": .integer(0), "level": nil])
+        XCTAssertEqual(validated.changedKeys, ["ratio"], "a and level already have these values")
+        XCTAssertEqual(validated.entries.first { $0.key == "ratio" }?.newValue, .number(2), "a number accepts 2")
+        XCTAssertEqual(prefs.value(forKey: "ratio"), .number(0.5), "validation applies nothing")
+        XCTAssertEqual(prefs.apply(validated), ["ratio"])
+        XCTAssertEqual(received, [.number(2)])
+        XCTAssertEqual(owner.store.writeCount, 0, "apply does not write the store: the caller made it durable")
+        XCTAssertEqual(prefs.apply(validated), [], "applying again changes nothing and announces nothing")
+        XCTAssertEqual(received, [.number(2)])
+        c.cancel()
+    }
+
+    func testMergePatchDecodingNamesEveryBadKey() async throws {
+        let prefs = TestPreferences().preferences
+        let patch = try JSONDecoder().decode(PreferencePatch.self, from: Data(#"{"a": [1], "b": null, "level": 1.5, "title": "ok"}"#.utf8))
+        XCTAssertThrowsError(try prefs.validate(patch)) { error in
+            XCTAssertEqual((error as! PreferenceValidationError).issues, [
+                PreferenceIssue(key: "a", problem: .wrongType(expected: .integer)),
+                PreferenceIssue(key: "level", problem: .wrongType(expected: .integer)),
+            ])
+        }
+        XCTAssertEqual(try prefs.typedValue(.value(.integer(2)), forKey: "ratio"), .number(2))
+    }
+
+    func testNonFiniteNumbersAreRefused() async {
+        let prefs = TestPreferences().preferences
+        XCTAssertThrowsError(try prefs.set(.number(.nan), forKey: "ratio"))
+        XCTAssertThrowsError(try prefs.set(.number(.infinity), forKey: "ratio"))
+        XCTAssertEqual(prefs.value(forKey: "ratio"), .number(0.5))
+    }
+
+    func testSetWritesThroughTheStore() async throws {
+        let owner = TestPreferences()
+        try owner.preferences.update(["a": .integer(9), "title": .string("hi")])
+        XCTAssertEqual(owner.store.writeCount, 1, "one write for the batch")
+        XCTAssertEqual(owner.store.value(forKey: "a"), .integer(9))
+        try owner.preferences.reset("a")
+        XCTAssertNil(owner.store.value(forKey: "a"), "a reset removes the stored value")
+        XCTAssertEqual(TestPreferences(store: owner.store).a, 0)
+        XCTAssertEqual(TestPreferences(store: owner.store).title, "hi", "a new container starts from the store")
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class ObservingTestsPlaceholder: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }
