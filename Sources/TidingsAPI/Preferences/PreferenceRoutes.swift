@@ -1,0 +1,101 @@
+import EventHTTP
+import Observing
+
+/// `GET /preferences/{key}` and the write answers: the key's record.
+struct PreferenceRecord: Encodable {
+    let key: String
+    let value: PreferenceValue
+    let `default`: PreferenceValue
+    let type: PreferenceType
+    let revision: UInt64
+}
+
+/// `PUT /preferences/{key}` body. `value` is optional here so a missing one is a 422 that
+/// says so, rather than a decoding error.
+private struct ValueBody: Decodable {
+    let value: PreferenceInput?
+    let hasValue: Bool
+
+    private enum CodingKeys: String, CodingKey { case value }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        hasValue = container.contains(.value)
+        value = hasValue && !(try container.decodeNil(forKey: .value)) ? try container.decode(PreferenceInput.self, forKey: .value) : nil
+    }
+}
+
+/// The Preferences resource of API.md: the declared settings, read from memory, written through
+/// the durable write pipeline.
+@MainActor
+struct PreferenceRoutes {
+    let state: TidingsState
+    let writes: WritePipeline
+
+    func register(on router: Router) {
+        router.get("/preferences") { _, responder in
+            responder.send(.json(state.preferences.values))
+        }
+        router.patch("/preferences") { request, responder in
+            let patch = try request.decodeBody(PreferencePatch.self)
+            writes.submit(.preferences(patch)) { result in
+                switch result {
+                case .success: responder.send(.json(state.preferences.values))
+                case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
+                }
+            }
+        }
+        router.get("/preferences/{key}") { request, responder in
+            let key = try declaredKey(request)
+            let revision = state.revision(ofPreference: key)
+            if let tags = request.entityTags("If-None-Match"), tags.contains("*") || tags.contains(String(revision)) {
+                responder.send(Response(status: 304, headers: ["ETag": "\"\(revision)\""]))
+                return
+            }
+            responder.send(recordResponse(key))
+        }
+        router.put("/preferences/{key}") { request, responder in
+            let key = try declaredKey(request)
+            let body = try request.decodeBody(ValueBody.self)
+            guard body.hasValue else {
+                throw Problems.invalid("The body must hold the new value as {\"value\": ...}.",
+                                       errors: [.init(key: key, detail: "missing value")])
+            }
+            // JSON null is not a value of any type; DELETE resets a key.
+            let input = body.value ?? .unsupported(kind: "null")
+            write(PreferencePatch([key: input]), key: key, request: request, responder: responder)
+        }
+        router.delete("/preferences/{key}") { request, responder in
+            let key = try declaredKey(request)
+            write(PreferencePatch([key: .reset]), key: key, request: request, responder: responder)
+        }
+    }
+
+    private func declaredKey(_ request: Request) throws(ProblemDetails) -> String {
+        let key = request.parameters["key"] ?? ""
+        guard state.preferences.declaration(forKey: key) != nil else { throw Problems.unknownPreference(key) }
+        return key
+    }
+
+    private func write(_ patch: PreferencePatch, key: String, request: Request, responder: Responder) {
+        var ifMatch: [String: Set<UInt64>] = [:]
+        if let tags = request.entityTags("If-Match"), !tags.contains("*") {
+            // Tags that are not revisions can never match; an empty set fails the write.
+            ifMatch[key] = Set(tags.compactMap { UInt64($0) })
+        }
+        writes.submit(.preferences(patch, ifMatch: ifMatch)) { result in
+            switch result {
+            case .success: responder.send(recordResponse(key))
+            case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
+            }
+        }
+    }
+
+    private func recordResponse(_ key: String) -> Response {
+        let declaration = state.preferences.declaration(forKey: key)!
+        let revision = state.revision(ofPreference: key)
+        let record = PreferenceRecord(key: key, value: state.preferences.value(forKey: key)!,
+                                      default: declaration.defaultValue, type: declaration.type, revision: revision)
+        return .json(record, headers: ["ETag": "\"\(revision)\""])
+    }
+}

@@ -1,0 +1,15 @@
+/// What one event stream covers: some preference keys, the thing list, the posts feed.
+struct StreamCoverage: Equatable {
+    /// Covered preference keys, in declaration order (the snapshot's order).
+    var preferenceKeys: [String] = []
+    var things = false
+    var posts = false
+
+    func covers(_ topic: EventTopic) -> Bool {
+        switch topic {
+        case let .preference(key): preferenceKeys.contains(key)
+        case .things: things
+        case .posts: posts
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import EventHTTP
+import Foundation
+import Observing
+import OpenCombine
+
+/// Opens event streams and keeps each one subscribed to the per-key subjects it covers.
+///
+/// A stream starts with a snapshot (or, when resuming, the journal's events after its
+/// `Last-Event-ID`, or a `reset` and a snapshot when the journal cannot answer without a gap),
+/// written at the pace the client reads. Live events follow in revision order: a subscriber
+/// woken by a key's subject sends that key's newest journal entry, encoded once for all
+/// streams, and never one it already sent. Confined to the main actor (the event loop).
+@MainActor
+final class StreamHub {
+    private let state: TidingsState
+    private var subscriptions: [ObjectIdentifier: [AnyCancellable]] = [:]
+    /// Called when a stream opens or closes (for metrics).
+    var onCountChange: (@MainActor (Int) -> Void)?
+
+    init(state: TidingsState) { self.state = state }
+
+    var openStreams: Int { subscriptions.count }
+
+    /// Starts the stream for `request` covering `coverage` (resume point from `Last-Event-ID`
+    /// or `?lastEventId=`).
+    func open(_ request: Request, responder: Responder, coverage: StreamCoverage) {
+        guard let stream = responder.startEventStream(retryMilliseconds: 3_000) else { return }
+        let current = state.revision
+        let resumeFrom = Self.resumePoint(request)
+        var initial: [[UInt8]]
+        if let resumeFrom {
+            if let replay = state.journal.entries(after: resumeFrom, current: current, where: coverage.covers) {
+                initial = replay.map(\.frame)
+            } else {
+                let reason = resumeFrom > current
+                    ? "Last-Event-ID \(resumeFrom) is newer than the current revision \(current)"
+                    : "events after \(resumeFrom) are no longer retained"
+                initial = [EventFrame.frame(id: current, event: "reset", data: ResetEventData(reason: reason))]
+                initial += snapshot(coverage, revision: current)
+            }
+        } else if request.headers["Last-Event-ID"] != nil || request.query("lastEventId") != nil {
+            // An id we never issued: start over rather than guess.
+            initial = [EventFrame.frame(id: current, event: "reset", data: ResetEventData(reason: "unrecognised Last-Event-ID"))]
+            initial += snapshot(coverage, revision: current)
+        } else {
+            initial = snapshot(coverage, revision: current)
+        }
+        stream.sendPaced(initial)
+
+        // Everything after `current` arrives through the subjects; nothing at or before it does.
+        var lastSent = current
+        let deliver: @MainActor (JournalEntry?) -> Void = { [weak stream] entry in
+            guard let stream, let entry, entry.revision > lastSent else { return }
+            lastSent = entry.revision
+            stream.send(entry.frame)
+        }
+        var cancellables: [AnyCancellable] = []
+        for key in coverage.preferenceKeys {
+            guard let publisher = state.preferences.publisher(forKey: key) else { continue }
+            let topic = EventTopic.preference(key)
+            cancellables.append(publisher.dropFirst().sink { [state] _ in deliver(state.latestEntries[topic]) })
+        }
+        if coverage.things {
+            cancellables.append(state.things.changes.sink { [state] _ in deliver(state.latestEntries[.things]) })
+        }
+        if coverage.posts {
+            cancellables.append(state.postsEvents.sink { deliver($0) })
+        }
+        let id = ObjectIdentifier(stream)
+        subscriptions[id] = cancellables
+        onCountChange?(subscriptions.count)
+        stream.onClose = { [weak self] in
+            MainActor.assumeIsolated {
+                guard let self, let cancellables = self.subscriptions.removeValue(forKey: id) else { return }
+                cancellables.forEach { $0.cancel() }
+                self.onCountChange?(self.subscriptions.count)
+            }
+        }
+    }
+
+    /// The current value of everything `coverage` covers, every frame with id `revision`.
+    func snapshot(_ coverage: StreamCoverage, revision: UInt64) -> [[UInt8]] {
+        var frames: [[UInt8]] = []
+        for key in coverage.preferenceKeys {
+            guard let value = state.preferences.value(forKey: key) else { continue }
+            let data = PreferenceEventData(key: key, value: value, revision: state.revision(ofPreference: key))
+            frames.append(EventFrame.frame(id: revision, event: "preference", data: data))
+        }
+        if coverage.things {
+            let data = ThingsEventData(things: state.things.things, revision: state.thingsRevision,
+                                       change: .init(op: "replace", thing: nil))
+            frames.append(EventFrame.frame(id: revision, event: "things", data: data))
+        }
+        if coverage.posts {
+            frames.append(EventFrame.frame(id: revision, event: "posts", json: state.postsSnapshotJSON()))
+        }
+        return frames
+    }
+
+    /// `Last-Event-ID` (what `EventSource` sends on reconnect) or `?lastEventId=`.
+    static func resumePoint(_ request: Request) -> UInt64? {
+        let raw = request.headers["Last-Event-ID"] ?? request.query("lastEventId")
+        return raw.flatMap { UInt64($0.trimmingCharacters(in: .whitespaces)) }
+    }
+}

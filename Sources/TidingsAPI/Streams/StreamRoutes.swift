@@ -1,0 +1,67 @@
+import Foundation
+import EventHTTP
+import Observing
+
+/// The event-stream endpoints of API.md: per resource, per key, and the multiplexed `/events`
+/// that lets a browser carry everything on one connection.
+@MainActor
+struct StreamRoutes {
+    let state: TidingsState
+    let hub: StreamHub
+
+    func register(on router: Router) {
+        router.get("/preferences/events") { request, responder in
+            let keys = try preferenceKeys(request.query("keys"))
+            hub.open(request, responder: responder, coverage: StreamCoverage(preferenceKeys: keys))
+        }
+        router.get("/preferences/{key}/events") { request, responder in
+            let key = request.parameters["key"] ?? ""
+            guard state.preferences.declaration(forKey: key) != nil else { throw Problems.unknownPreference(key) }
+            hub.open(request, responder: responder, coverage: StreamCoverage(preferenceKeys: [key]))
+        }
+        router.get("/things/events") { request, responder in
+            hub.open(request, responder: responder, coverage: StreamCoverage(things: true))
+        }
+        router.get("/posts/events") { request, responder in
+            hub.open(request, responder: responder, coverage: StreamCoverage(posts: true))
+        }
+        router.get("/events") { request, responder in
+            hub.open(request, responder: responder, coverage: try multiplexedCoverage(request))
+        }
+    }
+
+    /// `topics=preferences,things,posts` (default: all) and `keys=` for the preferences topic.
+    private func multiplexedCoverage(_ request: Request) throws(ProblemDetails) -> StreamCoverage {
+        var topics: Set<String> = ["preferences", "things", "posts"]
+        if let raw = request.query("topics"), !raw.isEmpty {
+            topics = Set(list(raw))
+            let unknown = topics.subtracting(["preferences", "things", "posts"]).sorted()
+            guard unknown.isEmpty else {
+                throw Problems.badQuery("Unknown topic '\(unknown[0])'; topics are preferences, things and posts.")
+            }
+        }
+        var coverage = StreamCoverage(things: topics.contains("things"), posts: topics.contains("posts"))
+        if topics.contains("preferences") {
+            coverage.preferenceKeys = try preferenceKeys(request.query("keys"))
+        } else if let keys = request.query("keys"), !keys.isEmpty {
+            throw Problems.badQuery("'keys' selects preferences, but the preferences topic is not requested.")
+        }
+        return coverage
+    }
+
+    /// The declared keys named in `keys` (comma-separated), in declaration order; all keys
+    /// when absent or empty. An unknown key is a 400 that names it.
+    private func preferenceKeys(_ raw: String?) throws(ProblemDetails) -> [String] {
+        let declared = state.preferences.declarations.map(\.key)
+        guard let raw, !raw.isEmpty else { return declared }
+        let wanted = Set(list(raw))
+        if let unknown = wanted.subtracting(declared).sorted().first {
+            throw Problems.badQuery("There is no preference '\(unknown)'.")
+        }
+        return declared.filter(wanted.contains)
+    }
+
+    private func list(_ raw: String) -> [String] {
+        raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+}

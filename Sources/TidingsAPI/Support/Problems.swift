@@ -1,0 +1,54 @@
+import EventHTTP
+import Observing
+
+/// The problem answers the resources share, so every route words them the same way.
+enum Problems {
+    static func notFound(_ detail: String) -> ProblemDetails {
+        ProblemDetails(status: 404, title: "Not Found", detail: detail)
+    }
+
+    static func unknownPreference(_ key: String) -> ProblemDetails {
+        notFound("There is no preference '\(key)'.")
+    }
+
+    static func badQuery(_ detail: String) -> ProblemDetails {
+        ProblemDetails(status: 400, title: "Bad Request", detail: detail)
+    }
+
+    static func invalid(_ detail: String, errors: [ProblemDetails.FieldError]? = nil) -> ProblemDetails {
+        ProblemDetails(status: 422, title: "Unprocessable Content", detail: detail, errors: errors)
+    }
+
+    /// The answer for a refused or failed write.
+    static func forWrite(_ failure: WriteFailure) -> ProblemDetails {
+        switch failure {
+        case let .invalidPreferences(error):
+            let errors = error.issues.map { ProblemDetails.FieldError(key: $0.key, detail: $0.message) }
+            let detail = error.issues.count == 1
+                ? "Preference '\(error.issues[0].key)': \(error.issues[0].message)."
+                : "\(error.issues.count) preferences are invalid; nothing was changed."
+            return invalid(detail, errors: errors)
+        case let .thing(error):
+            switch error {
+            case .duplicate:
+                return ProblemDetails(status: 409, title: "Conflict", detail: capitalized(error.description) + ".")
+            case .notFound:
+                return notFound(capitalized(error.description) + ".")
+            case .empty, .tooLong, .controlCharacters, .tooMany:
+                return invalid(capitalized(error.description) + ".")
+            }
+        case let .preconditionFailed(key, current):
+            return ProblemDetails(status: 412, title: "Precondition Failed",
+                                  detail: "Preference '\(key)' is at revision \(current), not the one If-Match names.",
+                                  headers: ["ETag": "\"\(current)\""])
+        case .storeFailed:
+            return ProblemDetails(status: 503, title: "Service Unavailable",
+                                  detail: "The change could not be stored; nothing was changed. Try again.",
+                                  headers: ["Retry-After": "1"])
+        }
+    }
+
+    private static func capitalized(_ text: String) -> String {
+        text.prefix(1).uppercased() + text.dropFirst()
+    }
+}

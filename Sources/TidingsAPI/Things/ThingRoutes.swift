@@ -1,0 +1,84 @@
+import EventHTTP
+import Observing
+
+private struct ThingBody: Decodable { let thing: String }
+private struct ThingsBody: Decodable { let things: [String] }
+
+struct ThingsList: Encodable {
+    let things: [String]
+    let revision: UInt64
+}
+
+struct ThingRecord: Encodable {
+    let thing: String
+    let revision: UInt64
+}
+
+struct ThingLookup: Encodable {
+    let thing: String
+}
+
+/// The Things resource of API.md: the acronym list, normalised by the library's rules, read
+/// from memory, written through the durable write pipeline.
+@MainActor
+struct ThingRoutes {
+    let state: TidingsState
+    let writes: WritePipeline
+
+    func register(on router: Router) {
+        router.get("/things") { request, responder in
+            let revision = state.thingsRevision
+            if let tags = request.entityTags("If-None-Match"), tags.contains("*") || tags.contains(String(revision)) {
+                responder.send(Response(status: 304, headers: ["ETag": "\"\(revision)\""]))
+                return
+            }
+            responder.send(listResponse())
+        }
+        router.post("/things") { request, responder in
+            let body = try request.decodeBody(ThingBody.self)
+            writes.submit(.addThing(body.thing)) { result in
+                switch result {
+                case let .success(.thingAdded(thing, revision)):
+                    responder.send(.json(ThingRecord(thing: thing, revision: revision), status: 201, headers: [
+                        "Location": "/things/" + thing.percentEncodedPathSegment,
+                        "ETag": "\"\(revision)\"",
+                    ]))
+                case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
+                case .success: responder.send(listResponse())
+                }
+            }
+        }
+        router.put("/things") { request, responder in
+            let body = try request.decodeBody(ThingsBody.self)
+            writes.submit(.replaceThings(body.things)) { result in
+                switch result {
+                case let .failure(.thing(.duplicate(thing))):
+                    responder.send(.problem(Problems.invalid(
+                        "\"\(thing)\" appears more than once after normalisation; nothing was changed.",
+                        errors: [.init(key: thing, detail: "duplicate")])))
+                case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
+                case .success: responder.send(listResponse())
+                }
+            }
+        }
+        router.get("/things/{thing}") { request, responder in
+            let thing = ThingRules.normalize(request.parameters["thing"] ?? "", textCase: state.textCase)
+            guard state.things.contains(thing) else { throw Problems.notFound("There is no thing \"\(thing)\".") }
+            responder.send(.json(ThingLookup(thing: thing)))
+        }
+        router.delete("/things/{thing}") { request, responder in
+            let raw = request.parameters["thing"] ?? ""
+            writes.submit(.removeThing(raw)) { result in
+                switch result {
+                case .success: responder.send(Response(status: 204))
+                case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
+                }
+            }
+        }
+    }
+
+    private func listResponse() -> Response {
+        .json(ThingsList(things: state.things.things, revision: state.thingsRevision),
+              headers: ["ETag": "\"\(state.thingsRevision)\""])
+    }
+}
