@@ -59,6 +59,8 @@ public final class HTTPServer {
     public func start() throws -> Int {
         precondition(http == nil, "start() called twice")
         Self.raiseOpenFileLimit()
+        // A write to a vanished client must be an EPIPE error, not a process-killing signal.
+        signal(SIGPIPE, SIG_IGN)
         guard let http = evhttp_new(loop.base) else { throw EventHTTPError.libevent("evhttp_new") }
         self.http = http
         let all = EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_HEAD.rawValue | EVHTTP_REQ_POST.rawValue
