@@ -20,6 +20,15 @@ LoggingSystem.bootstrap { label in
     return handler
 }
 let logger = Logger(label: "tidings")
+// Tokens are never logged, only whether they are set.
+logger.debug("configuration", metadata: [
+    "host": "\(configuration.host)", "port": "\(configuration.port)", "dataDir": "\(configuration.dataDir)",
+    "feedURL": "\(configuration.feedURL ?? "(built-in sample)")", "feedRefresh": "\(configuration.feedRefresh)",
+    "feedTimeout": "\(configuration.feedTimeout)", "preferences": "\(configuration.preferencesFile ?? "(built-in)")",
+    "textCase": "\(configuration.textCase.rawValue)", "apiTokens": "\(configuration.apiTokens.count)",
+    "readToken": "\(configuration.readToken == nil ? "unset" : "set")", "corsOrigins": "\(configuration.corsOrigins)",
+    "heartbeat": "\(configuration.heartbeat)", "replayBuffer": "\(configuration.replayBuffer)",
+])
 
 func fail(_ message: String) -> Never {
     logger.critical("\(message)")
