@@ -30,4 +30,26 @@
 extern int _dispatch_get_main_queue_handle_4CF(void);
 extern void _dispatch_main_queue_callback_4CF(void *msg);
 
+// Bytes the kernel still holds in a socket's send queue (sent but not yet acknowledged, or not
+// yet sent). `ioctl` is variadic, so Swift cannot call it directly. Returns -1 on error.
+static inline int tidings_socket_unsent_bytes(int fd) {
+    int pending = 0;
+    if (ioctl(fd, TIOCOUTQ, &pending) != 0) return -1;
+    return pending;
+}
+
+// Whether the peer of a connected socket has closed or reset it, without consuming data:
+// 1 closed/reset, 0 open and quiet (or has data waiting), -1 unknown error.
+static inline int tidings_socket_peer_closed(int fd) {
+    char byte;
+    ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0) return 1;
+    if (n > 0) return 0;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
+    if (errno == ECONNRESET || errno == ENOTCONN || errno == EPIPE) return 1;
+    return -1;
+}
+
+static inline int tidings_errno(void) { return errno; }
+
 #endif

@@ -1,1 +1,73 @@
-print("tidings: not yet")
+// The `tidings` executable: flags → configuration, logging, the event loop on the main
+// thread (which also runs the main actor), signals, and the listening line.
+import EventHTTP
+import Foundation
+import Logging
+import TidingsAPI
+
+let command = TidingsCommand.parseOrExit()
+let configuration: TidingsConfiguration
+do {
+    configuration = try command.resolve(environment: ProcessInfo.processInfo.environment)
+} catch {
+    TidingsCommand.exit(withError: error)
+}
+
+let logLevel = Logger.Level(rawValue: configuration.logLevel) ?? .info
+LoggingSystem.bootstrap { label in
+    var handler = StreamLogHandler.standardError(label: label)
+    handler.logLevel = logLevel
+    return handler
+}
+let logger = Logger(label: "tidings")
+// Tokens are never logged, only whether they are set.
+logger.debug("configuration", metadata: [
+    "host": "\(configuration.host)", "port": "\(configuration.port)", "dataDir": "\(configuration.dataDir)",
+    "feedURL": "\(configuration.feedURL ?? "(built-in sample)")", "feedRefresh": "\(configuration.feedRefresh)",
+    "feedTimeout": "\(configuration.feedTimeout)", "preferences": "\(configuration.preferencesFile ?? "(built-in)")",
+    "textCase": "\(configuration.textCase.rawValue)", "apiTokens": "\(configuration.apiTokens.count)",
+    "readToken": "\(configuration.readToken == nil ? "unset" : "set")", "corsOrigins": "\(configuration.corsOrigins)",
+    "heartbeat": "\(configuration.heartbeat)", "replayBuffer": "\(configuration.replayBuffer)",
+])
+
+func fail(_ message: String) -> Never {
+    logger.critical("\(message)")
+    FileHandle.standardError.write(Data("tidings: \(message)\n".utf8))
+    exit(1)
+}
+
+do {
+    try FileManager.default.createDirectory(atPath: configuration.dataDir, withIntermediateDirectories: true)
+} catch {
+    fail("cannot create data directory \(configuration.dataDir): \(error.localizedDescription)")
+}
+
+let loop: EventLoop
+do { loop = try EventLoop() } catch { fail("cannot create the event loop: \(error)") }
+// The main actor's queue is drained by the loop, so `@MainActor` code runs between callbacks.
+loop.integrateMainQueue()
+
+let app = TidingsApplication(configuration: configuration, loop: loop, logger: logger)
+let port: Int
+do { port = try app.start() } catch { fail("\(error)") }
+app.markReady()
+
+for signalNumber in [SIGTERM, SIGINT] {
+    loop.onSignal(signalNumber) {
+        MainActor.assumeIsolated {
+            logger.info("received signal \(signalNumber)")
+            // API.md: exit within 10 s whatever happens.
+            loop.schedule(after: 9.5) {
+                logger.error("shutdown did not finish within 9.5 s; exiting")
+                exit(1)
+            }
+            app.shutdown { loop.stop() }
+        }
+    }
+}
+
+print("tidings listening on \(configuration.baseURL(port: port))")
+fflush(nil)  // all streams: the listening line must reach a pipe at once
+logger.info("listening", metadata: ["port": "\(port)", "dataDir": "\(configuration.dataDir)"])
+loop.run()
+exit(0)

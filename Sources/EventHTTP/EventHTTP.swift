@@ -1,2 +1,0 @@
-import CLibevent
-let _libeventVersion = event_get_version_number()

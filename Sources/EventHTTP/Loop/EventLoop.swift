@@ -1,0 +1,177 @@
+import CLibevent
+import Foundation
+
+/// One libevent `event_base` and the thread that runs it.
+///
+/// Everything EventHTTP owns (sockets, evhttp, timers, streams) is confined to the thread that
+/// calls `run()`; its callbacks run there. The only members safe from any thread are
+/// `execute(_:)`, `stop()` and `isOnLoopThread`; they are why the type is `Sendable`.
+///
+/// ```swift
+/// let loop = try EventLoop()
+/// loop.execute { print("on the loop") }
+/// loop.run()   // blocks until stop()
+/// ```
+public final class EventLoop: @unchecked Sendable {
+    /// The raw base; touch only on the loop thread.
+    let base: OpaquePointer
+    private let wakeEvent: OpaquePointer
+    private let pendingLock = NSLock()
+    private var pending: [@Sendable () -> Void] = []
+    private var loopThread: pthread_t?
+    private let threadLock = NSLock()
+    private var mainQueueEvent: OpaquePointer?
+    private var signalEvents: [OpaquePointer] = []
+
+    /// Creates a loop. The libevent pthreads glue is switched on once per process first, so the
+    /// base has its own notification channel and `event_active` works from any thread.
+    public init() throws {
+        EventLoop.enableThreads
+        guard let base = event_base_new() else { throw EventHTTPError.libevent("event_base_new") }
+        self.base = base
+        // A user-triggered event (no fd): `execute` queues work and activates it.
+        guard let wake = event_new(base, -1, 0, { _, _, ctx in
+            Unmanaged<EventLoop>.fromOpaque(ctx!).takeUnretainedValue().drainPending()
+        }, nil) else { throw EventHTTPError.libevent("event_new") }
+        wakeEvent = wake
+        event_assign(wake, base, -1, 0, { _, _, ctx in
+            Unmanaged<EventLoop>.fromOpaque(ctx!).takeUnretainedValue().drainPending()
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit {
+        for event in signalEvents { event_free(event) }
+        if let mainQueueEvent { event_free(mainQueueEvent) }
+        event_free(wakeEvent)
+        event_base_free(base)
+    }
+
+    private static let enableThreads: Void = { _ = evthread_use_pthreads() }()
+
+    /// Runs `work` on the loop thread soon (in FIFO order). Safe from any thread, including the
+    /// loop thread itself (then it runs on a later turn, never re-entrantly).
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        pendingLock.lock()
+        pending.append(work)
+        let first = pending.count == 1
+        pendingLock.unlock()
+        // One activation covers the whole batch; event_active is thread-safe with evthread.
+        if first { event_active(wakeEvent, 0, 0) }
+    }
+
+    private func drainPending() {
+        pendingLock.lock()
+        let batch = pending
+        pending.removeAll(keepingCapacity: true)
+        pendingLock.unlock()
+        for work in batch { work() }
+    }
+
+    /// Runs the loop on the calling thread until `stop()`. The loop stays alive with no events.
+    public func run() {
+        threadLock.lock(); loopThread = pthread_self(); threadLock.unlock()
+        _ = event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
+        threadLock.lock(); loopThread = nil; threadLock.unlock()
+    }
+
+    /// Makes `run()` return after the current callback. Safe from any thread.
+    public func stop() {
+        _ = event_base_loopbreak(base)
+    }
+
+    /// Whether the caller is on the thread currently running `run()`.
+    public var isOnLoopThread: Bool {
+        threadLock.lock(); defer { threadLock.unlock() }
+        guard let loopThread else { return false }
+        return pthread_equal(loopThread, pthread_self()) != 0
+    }
+
+    /// Lets libdispatch's main queue (and therefore the main actor: `@MainActor` code,
+    /// `await MainActor.run`, continuations resumed there) run inside this loop.
+    ///
+    /// Call on the main thread before `run()`, and run the loop on the main thread. libdispatch
+    /// signals pending main-queue work on an eventfd; we watch it, drain the counter ourselves
+    /// (the callback does not, so a level-triggered watch would spin) and let dispatch run the
+    /// queue. Verified: hops from detached tasks run, and the idle loop uses no CPU.
+    public func integrateMainQueue() {
+        precondition(Thread.isMainThread, "integrateMainQueue() needs the main thread")
+        guard mainQueueEvent == nil else { return }
+        let fd = _dispatch_get_main_queue_handle_4CF()
+        mainQueueEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { fd, _, _ in
+            var counter: UInt64 = 0
+            _ = read(fd, &counter, MemoryLayout<UInt64>.size)
+            _dispatch_main_queue_callback_4CF(nil)
+        }, nil)
+        event_add(mainQueueEvent, nil)
+    }
+
+    /// Calls `handler` on the loop thread whenever `signal` arrives (libevent signal events,
+    /// so the handler may do anything). Call on the loop thread or before `run()`.
+    public func onSignal(_ signal: Int32, _ handler: @escaping () -> Void) {
+        let target = Unmanaged.passRetained(CallbackBox(handler))
+        guard let event = event_new(base, signal, Int16(EV_SIGNAL | EV_PERSIST), { _, _, ctx in
+            Unmanaged<CallbackBox>.fromOpaque(ctx!).takeUnretainedValue().body()
+        }, target.toOpaque()) else { return }
+        event_add(event, nil)
+        signalEvents.append(event)
+    }
+
+    /// Runs `body` on the loop thread after `delay` seconds, and then every `delay` seconds
+    /// when `repeating`. Call on the loop thread; cancel with the returned handle.
+    @discardableResult
+    public func schedule(after delay: Double, repeating: Bool = false,
+                         _ body: @escaping () -> Void) -> TimerHandle {
+        TimerHandle(loop: self, delay: delay, repeating: repeating, body: body)
+    }
+}
+
+/// A closure kept alive for a C callback context.
+final class CallbackBox {
+    let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
+}
+
+/// A scheduled timer. Loop-thread confined: `cancel()` on the loop thread; a timer is also
+/// cancelled when its handle is released.
+public final class TimerHandle {
+    private var event: OpaquePointer?
+    private let body: () -> Void
+    private let repeating: Bool
+
+    init(loop: EventLoop, delay: Double, repeating: Bool, body: @escaping () -> Void) {
+        self.body = body
+        self.repeating = repeating
+        let flags = repeating ? Int16(EV_PERSIST) : 0
+        // The context is unretained: the handle owns the event, and deinit removes it.
+        event = event_new(loop.base, -1, flags, { _, _, ctx in
+            Unmanaged<TimerHandle>.fromOpaque(ctx!).takeUnretainedValue().fire()
+        }, nil)
+        event_assign(event, loop.base, -1, flags, { _, _, ctx in
+            Unmanaged<TimerHandle>.fromOpaque(ctx!).takeUnretainedValue().fire()
+        }, Unmanaged.passUnretained(self).toOpaque())
+        var interval = timeval(seconds: delay)
+        event_add(event, &interval)
+    }
+
+    private func fire() { body() }
+
+    /// Whether the timer will still fire.
+    public var isScheduled: Bool { event.map { event_pending($0, Int16(EV_TIMEOUT), nil) != 0 } ?? false }
+
+    /// Stops the timer; idempotent.
+    public func cancel() {
+        guard let event else { return }
+        event_del(event)
+        event_free(event)
+        self.event = nil
+    }
+
+    deinit { cancel() }
+}
+
+extension timeval {
+    init(seconds: Double) {
+        let whole = max(0, seconds.rounded(.down))
+        self.init(tv_sec: Int(whole), tv_usec: Int((max(0, seconds) - whole) * 1_000_000))
+    }
+}

@@ -1,0 +1,64 @@
+/// An HTTP request as a handler sees it: an immutable value, safe to keep and pass around.
+///
+/// ```swift
+/// router.put("/preferences/{key}") { request, responder in
+///     let key = request.parameters["key"]!          // percent-decoded
+///     let body: Body = try request.decode(Body.self) // JSON, Content-Type rules of the API
+/// }
+/// ```
+public struct Request: Sendable {
+    /// The method. For `HEAD` routed to a `GET` handler this stays `.HEAD`.
+    public let method: HTTPMethod
+    /// The request target as received (path and query, still percent-encoded).
+    public let target: String
+    /// The path part of the target, still percent-encoded.
+    public let path: String
+    /// The raw query (after `?`), still percent-encoded; nil when there is none.
+    public let rawQuery: String?
+    /// Header fields, case-insensitive lookup.
+    public let headers: HTTPHeaders
+    /// The body bytes (empty when there is none).
+    public let body: [UInt8]
+    /// Values of the path template's `{name}` parameters, percent-decoded. Set by the router.
+    public internal(set) var parameters: [String: String] = [:]
+    /// The template that matched (e.g. `/preferences/{key}`), for logs and metrics; nil when no
+    /// route matched.
+    public internal(set) var route: String?
+    /// Monotonic time the request reached the handler layer, in nanoseconds.
+    public let receivedAt: UInt64
+
+    /// Builds a request (the server does this; public for tests of handlers).
+    public init(method: HTTPMethod, target: String, headers: HTTPHeaders = HTTPHeaders(),
+                body: [UInt8] = [], receivedAt: UInt64 = 0) {
+        self.method = method
+        self.target = target
+        if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            path = String(target[..<mark])
+            rawQuery = String(target[target.index(after: mark)...])
+        } else {
+            path = target
+            rawQuery = nil
+        }
+        self.headers = headers
+        self.body = body
+        self.receivedAt = receivedAt
+    }
+
+    /// Query items in order, `+` and `%XX` decoded. An item whose escapes are broken is kept
+    /// undecoded rather than dropped.
+    public var queryItems: [(name: String, value: String)] {
+        guard let rawQuery, !rawQuery.isEmpty else { return [] }
+        return rawQuery.split(separator: "&", omittingEmptySubsequences: true).map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = PercentDecoding.decode(parts[0], plusAsSpace: true) ?? String(parts[0])
+            let rawValue = parts.count > 1 ? parts[1] : ""
+            let value = PercentDecoding.decode(rawValue, plusAsSpace: true) ?? String(rawValue)
+            return (name: name, value: value)
+        }
+    }
+
+    /// The first value of query item `name`, decoded; nil when absent.
+    public func query(_ name: String) -> String? {
+        queryItems.first { $0.name == name }?.value
+    }
+}

@@ -1,0 +1,102 @@
+import CLibevent
+
+/// evhttp's request (a complete C struct through http_struct.h).
+typealias RawRequest = UnsafeMutablePointer<evhttp_request>
+
+/// What the server knows about one client connection (`evhttp_connection`). Loop-thread
+/// confined. evhttp handles one request at a time per connection, so there is at most one
+/// current exchange.
+final class Connection {
+    let evcon: OpaquePointer
+    var current: Exchange?
+
+    init(evcon: OpaquePointer) { self.evcon = evcon }
+
+    var bufferevent: OpaquePointer? { evhttp_connection_get_bufferevent(evcon) }
+
+    var fd: Int32 { bufferevent.map { Int32(bufferevent_getfd($0)) } ?? -1 }
+
+    /// Bytes waiting in the server's output buffer for this connection.
+    var bufferedOutput: Int {
+        guard let bev = bufferevent, let output = bufferevent_get_output(bev) else { return 0 }
+        return evbuffer_get_length(output)
+    }
+
+    /// Bytes still in the kernel's send queue (written but not yet acknowledged by the peer).
+    var kernelQueued: Int {
+        let fd = fd
+        guard fd >= 0 else { return 0 }
+        return max(0, Int(tidings_socket_unsent_bytes(fd)))
+    }
+}
+
+/// One request and its answer. Loop-thread confined; owns the `evhttp_request` until the
+/// answer is handed to evhttp, or frees it when evhttp detached it from a vanished client.
+final class Exchange {
+    enum State { case pending, answered, streaming, gone }
+
+    unowned let server: HTTPServer
+    let connection: Connection
+    var rawRequest: RawRequest?
+    var request: Request
+    var state: State = .pending
+    var stream: EventStream?
+
+    init(server: HTTPServer, connection: Connection, rawRequest: RawRequest, request: Request) {
+        self.server = server
+        self.connection = connection
+        self.rawRequest = rawRequest
+        self.request = request
+    }
+
+    func send(_ response: Response) {
+        guard state == .pending, let raw = rawRequest else { return }
+        state = .answered
+        rawRequest = nil
+        connection.current = nil
+        var response = response
+        server.applyResponseFilters(request, &response)
+        server.write(response, to: raw, method: request.method)
+        server.exchangeFinished()
+    }
+
+    func startEventStream(retryMilliseconds: Int) -> EventStream? {
+        guard state == .pending, let raw = rawRequest else { return nil }
+        if server.isDraining || server.openStreamCount >= server.configuration.maxStreams {
+            // A browser's EventSource gives up for good on a non-200, so refuse with a
+            // 200 that tells it to come back a little later.
+            let range = server.configuration.fullRetryMilliseconds
+            var head = Response(status: 200, headers: EventStream.headHeaders)
+            head.headers.set("Connection", "close")
+            head.body = Array("retry: \(Int.random(in: range))\n\n".utf8)
+            send(head)
+            return nil
+        }
+        state = .streaming
+        let stream = EventStream(exchange: self, rawRequest: raw)
+        self.stream = stream
+        var head = Response(status: 200, headers: EventStream.headHeaders)
+        server.applyResponseFilters(request, &head)
+        server.startStream(stream, head: head, raw: raw)
+        stream.writeNow(Array("retry: \(retryMilliseconds)\n\n".utf8))
+        server.exchangeFinished()   // a stream is not an in-flight request for shutdown
+        return stream
+    }
+
+    /// The connection is going away (closecb). Releases what evhttp will not.
+    func connectionClosed() {
+        if let raw = rawRequest {
+            // evhttp detaches an unfinished request from a failed connection and never frees
+            // it; a still-attached one is freed by evhttp_connection_free itself.
+            if evhttp_request_get_connection(raw) == nil { evhttp_request_free(raw) }
+            rawRequest = nil
+        }
+        let wasPending = state == .pending
+        state = .gone
+        if let stream {
+            self.stream = nil
+            stream.connectionClosed()
+        }
+        if wasPending { server.exchangeFinished() }
+    }
+}

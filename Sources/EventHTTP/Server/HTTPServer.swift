@@ -1,0 +1,360 @@
+import CLibevent
+import Foundation
+import Logging
+
+/// An HTTP/1.1 server on libevent's evhttp, running on one `EventLoop`.
+///
+/// Loop-thread confined: create it, `start()` it, and call everything else on the loop thread
+/// (before `run()` counts). Handlers and filters run on the loop thread.
+///
+/// ```swift
+/// let loop = try EventLoop()
+/// let server = HTTPServer(loop: loop, configuration: .init(host: "127.0.0.1", port: 0))
+/// server.router.get("/healthz") { _, responder in responder.send(.json(["status": "ok"])) }
+/// let port = try server.start()
+/// loop.run()
+/// ```
+public final class HTTPServer {
+    public let loop: EventLoop
+    public let router: Router
+    public let configuration: ServerConfiguration
+    public var logger: Logger
+
+    private var http: OpaquePointer?
+    private var boundSocket: OpaquePointer?
+    private let scratch: OpaquePointer
+    private var connections: [OpaquePointer: Connection] = [:]
+    private var streams: [ObjectIdentifier: EventStream] = [:]
+    private var heartbeat: TimerHandle?
+    private var inFlight = 0
+    private var shutdownCompletion: (() -> Void)?
+    private var shutdownPoll: TimerHandle?
+    private var shutdownDeadline: UInt64 = 0
+
+    /// The bound port once started (0 before).
+    public private(set) var port = 0
+    /// True once `beginShutdown` was called: no new connections, streams refused.
+    public private(set) var isDraining = false
+    /// Event streams currently open.
+    public var openStreamCount: Int { streams.count }
+    /// Connections that have sent at least one request and are still open.
+    public var openConnectionCount: Int { connections.count }
+
+    public init(loop: EventLoop, configuration: ServerConfiguration = ServerConfiguration(),
+                router: Router = Router(), logger: Logger = Logger(label: "EventHTTP")) {
+        self.loop = loop
+        self.configuration = configuration
+        self.router = router
+        self.logger = logger
+        scratch = evbuffer_new()
+    }
+
+    deinit {
+        close()
+        evbuffer_free(scratch)
+    }
+
+    /// Binds, listens and starts serving; returns the bound port (useful with port 0).
+    /// Also raises the process's open-file limit to its hard limit.
+    public func start() throws -> Int {
+        precondition(http == nil, "start() called twice")
+        Self.raiseOpenFileLimit()
+        // A write to a vanished client must be an EPIPE error, not a process-killing signal.
+        signal(SIGPIPE, SIG_IGN)
+        guard let http = evhttp_new(loop.base) else { throw EventHTTPError.libevent("evhttp_new") }
+        self.http = http
+        let all = EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_HEAD.rawValue | EVHTTP_REQ_POST.rawValue
+            | EVHTTP_REQ_PUT.rawValue | EVHTTP_REQ_PATCH.rawValue | EVHTTP_REQ_DELETE.rawValue
+            | EVHTTP_REQ_OPTIONS.rawValue | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue
+        evhttp_set_allowed_methods(http, UInt16(all))
+        // Bodies between the limit and 4x get our 413 problem; beyond that libevent refuses
+        // before reading them, so a huge upload never sits in memory.
+        evhttp_set_max_body_size(http, configuration.maxBodySize * 4)
+        evhttp_set_max_headers_size(http, configuration.maxHeaderSize)
+        var timeout = timeval(seconds: min(configuration.idleTimeout, configuration.readTimeout))
+        evhttp_set_timeout_tv(http, &timeout)
+        evhttp_set_gencb(http, { raw, context in
+            guard let raw, let context else { return }
+            Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().handle(raw)
+        }, Unmanaged.passUnretained(self).toOpaque())
+
+        let listener = try makeListener()
+        guard let bound = evhttp_bind_listener(http, listener) else {
+            evconnlistener_free(listener)
+            throw EventHTTPError.libevent("evhttp_bind_listener")
+        }
+        boundSocket = bound
+        port = Self.localPort(of: evconnlistener_get_fd(listener))
+        if configuration.heartbeatInterval > 0 {
+            heartbeat = loop.schedule(after: configuration.heartbeatInterval, repeating: true) { [unowned self] in
+                for stream in streams.values { stream.heartbeat() }
+            }
+        }
+        return port
+    }
+
+    /// Our own listening socket: a large backlog (evhttp_bind_socket uses 128), and accept
+    /// errors such as EMFILE pause accepting briefly instead of spinning.
+    private func makeListener() throws -> OpaquePointer {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        var result: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(configuration.host, String(configuration.port), &hints, &result)
+        guard status == 0, let first = result else {
+            throw EventHTTPError.bind(host: configuration.host, port: configuration.port,
+                                      reason: String(cString: gai_strerror(status)))
+        }
+        defer { freeaddrinfo(result) }
+        let flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE
+        guard let listener = evconnlistener_new_bind(loop.base, nil, nil, flags,
+                                                     configuration.listenBacklog,
+                                                     first.pointee.ai_addr, Int32(first.pointee.ai_addrlen)) else {
+            throw EventHTTPError.bind(host: configuration.host, port: configuration.port,
+                                      reason: String(cString: strerror(tidings_errno())))
+        }
+        evconnlistener_set_error_cb(listener) { listener, _ in
+            // Out of descriptors (or similar): stop accepting for 100 ms rather than spin on a
+            // readable listening socket.
+            guard let listener else { return }
+            evconnlistener_disable(listener)
+            var pause = timeval(tv_sec: 0, tv_usec: 100_000)
+            event_base_once(evconnlistener_get_base(listener), -1, Int16(EV_TIMEOUT), { _, _, context in
+                if let context { evconnlistener_enable(OpaquePointer(context)) }
+            }, UnsafeMutableRawPointer(listener), &pause)
+        }
+        return listener
+    }
+
+    private static func localPort(of fd: Int32) -> Int {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let ok = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        } == 0
+        guard ok else { return 0 }
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            return withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+            }
+        case AF_INET6:
+            return withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+            }
+        default: return 0
+        }
+    }
+
+    /// Raises RLIMIT_NOFILE's soft limit to the hard limit (each connection is a descriptor).
+    public static func raiseOpenFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
+    // MARK: Requests
+
+    private func handle(_ raw: RawRequest) {
+        guard let evcon = evhttp_request_get_connection(raw) else { return }
+        let connection: Connection
+        if let known = connections[evcon] {
+            connection = known
+        } else {
+            if isDraining || connections.count >= configuration.maxConnections {
+                writeRefusal(raw)
+                return
+            }
+            connection = Connection(evcon: evcon)
+            connections[evcon] = connection
+            evhttp_connection_set_closecb(evcon, { evcon, context in
+                guard let evcon, let context else { return }
+                Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().connectionClosed(evcon)
+            }, Unmanaged.passUnretained(self).toOpaque())
+            var on: Int32 = 1
+            _ = setsockopt(connection.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
+        guard let method = HTTPMethod(evhttp_request_get_command(raw)) else {
+            write(Response.problem(status: 501, detail: "This method is not implemented."), to: raw, method: .GET)
+            return
+        }
+        let request = Request(method: method, target: Self.target(of: raw),
+                              headers: Self.headers(of: raw), body: Self.body(of: raw),
+                              receivedAt: DispatchTime.now().uptimeNanoseconds)
+        let exchange = Exchange(server: self, connection: connection, rawRequest: raw, request: request)
+        connection.current = exchange
+        inFlight += 1
+        let responder = Responder(exchange: exchange)
+        if request.body.count > configuration.maxBodySize {
+            responder.send(.problem(status: 413, detail: "The request body is larger than \(configuration.maxBodySize) bytes."))
+            return
+        }
+        router.handle(request, responder)
+    }
+
+    /// 503 for a connection over the cap (or arriving while draining), then close.
+    private func writeRefusal(_ raw: RawRequest) {
+        var response = Response.problem(status: 503, detail: isDraining ? "The server is shutting down." : "The server is at its connection limit; retry shortly.",
+                                        headers: ["Retry-After": "2", "Connection": "close"])
+        response.headers.set("Connection", "close")
+        write(response, to: raw, method: .GET)
+    }
+
+    private static func target(of raw: RawRequest) -> String {
+        guard let uri = evhttp_request_get_uri(raw) else { return "/" }
+        let target = String(cString: uri)
+        if target.utf8.first == UInt8(ascii: "/") { return target }
+        // Absolute form (`GET http://host/path`): keep path and query only.
+        if let parsed = evhttp_request_get_evhttp_uri(raw) {
+            var result = evhttp_uri_get_path(parsed).map { String(cString: $0) } ?? "/"
+            if result.isEmpty { result = "/" }
+            if let query = evhttp_uri_get_query(parsed) { result += "?" + String(cString: query) }
+            return result
+        }
+        return target
+    }
+
+    private static func headers(of raw: RawRequest) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        guard let list = evhttp_request_get_input_headers(raw) else { return headers }
+        var entry = list.pointee.tqh_first
+        while let current = entry {
+            if let key = current.pointee.key, let value = current.pointee.value {
+                headers.add(String(cString: key), String(cString: value))
+            }
+            entry = current.pointee.next.tqe_next
+        }
+        return headers
+    }
+
+    private static func body(of raw: RawRequest) -> [UInt8] {
+        guard let buffer = evhttp_request_get_input_buffer(raw) else { return [] }
+        let length = evbuffer_get_length(buffer)
+        guard length > 0 else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: length) { storage, count in
+            count = max(0, Int(evbuffer_copyout(buffer, storage.baseAddress, length)))
+        }
+    }
+
+    // MARK: Responses
+
+    func applyResponseFilters(_ request: Request, _ response: inout Response) {
+        for filter in router.responseFilters { filter(request, &response) }
+        if isDraining { response.headers.set("Connection", "close") }
+    }
+
+    /// Hands a complete response to evhttp (which adds Date and, for bodies, Content-Length).
+    func write(_ response: Response, to raw: RawRequest, method: HTTPMethod) {
+        let output = evhttp_request_get_output_headers(raw)
+        for field in response.headers.fields {
+            // evhttp_add_header refuses CR/LF in values, so no header can be injected.
+            _ = evhttp_add_header(output, field.name, field.value)
+        }
+        let status = response.status
+        let hasNoBody = status == 204 || status == 304 || (100..<200).contains(status)
+        if method == .HEAD {
+            if !hasNoBody && !response.headers.contains("Content-Length") {
+                _ = evhttp_add_header(output, "Content-Length", String(response.body.count))
+            }
+            evhttp_send_reply(raw, Int32(status), HTTPStatus.reasonPhrase(status), nil)
+            return
+        }
+        if !hasNoBody && !response.body.isEmpty {
+            response.body.withUnsafeBytes { _ = evbuffer_add(scratch, $0.baseAddress, $0.count) }
+            evhttp_send_reply(raw, Int32(status), HTTPStatus.reasonPhrase(status), scratch)
+            evbuffer_drain(scratch, evbuffer_get_length(scratch))
+        } else {
+            evhttp_send_reply(raw, Int32(status), HTTPStatus.reasonPhrase(status), nil)
+        }
+    }
+
+    func exchangeFinished() {
+        inFlight -= 1
+        if shutdownCompletion != nil { checkShutdown() }
+    }
+
+    private func connectionClosed(_ evcon: OpaquePointer) {
+        guard let connection = connections.removeValue(forKey: evcon) else { return }
+        let exchange = connection.current
+        connection.current = nil
+        exchange?.connectionClosed()
+    }
+
+    // MARK: Streams
+
+    func startStream(_ stream: EventStream, head: Response, raw: RawRequest) {
+        let output = evhttp_request_get_output_headers(raw)
+        for field in head.headers.fields { _ = evhttp_add_header(output, field.name, field.value) }
+        evhttp_send_reply_start(raw, 200, "OK")
+        // The connection timeout would drop a quiet stream after it expires, and -1 restores
+        // the default instead of disabling it: give streams a practically infinite one.
+        var forever = timeval(tv_sec: 10 * 365 * 86_400, tv_usec: 0)
+        evhttp_connection_set_timeout_tv(stream.connection.evcon, &forever)
+        streams[ObjectIdentifier(stream)] = stream
+        stream.watchForClose(base: loop.base)
+    }
+
+    func streamStopped(_ stream: EventStream) {
+        streams.removeValue(forKey: ObjectIdentifier(stream))
+        if shutdownCompletion != nil { checkShutdown() }
+    }
+
+    /// Frees a connection on a later loop turn (never from inside evhttp's own callbacks).
+    func dropConnection(_ connection: Connection) {
+        let box = Unmanaged.passRetained(CallbackBox { [weak self, connection] in
+            // Only if it is still ours: evhttp may have freed it meanwhile.
+            guard let self, self.connections[connection.evcon] === connection else { return }
+            evhttp_connection_free(connection.evcon)
+        })
+        var now = timeval(tv_sec: 0, tv_usec: 0)
+        event_base_once(loop.base, -1, Int16(EV_TIMEOUT), { _, _, context in
+            let box = Unmanaged<CallbackBox>.fromOpaque(context!).takeRetainedValue()
+            box.body()
+        }, box.toOpaque(), &now)
+    }
+
+    // MARK: Shutdown
+
+    /// Stops accepting connections, ends every event stream cleanly, answers new requests on
+    /// open connections with `Connection: close`, and calls `completion` (on the loop thread)
+    /// once every in-flight request was answered and the output flushed, or after
+    /// `shutdownGracePeriod`. Call `close()` afterwards to drop idle connections.
+    public func beginShutdown(completion: @escaping () -> Void) {
+        guard !isDraining else { return }
+        isDraining = true
+        if let http, let boundSocket {
+            evhttp_del_accept_socket(http, boundSocket)
+            self.boundSocket = nil
+        }
+        shutdownCompletion = completion
+        shutdownDeadline = DispatchTime.now().uptimeNanoseconds + UInt64(configuration.shutdownGracePeriod * 1e9)
+        for stream in Array(streams.values) { stream.end() }
+        shutdownPoll = loop.schedule(after: 0.01, repeating: true) { [unowned self] in checkShutdown() }
+        checkShutdown()
+    }
+
+    private func checkShutdown() {
+        guard let completion = shutdownCompletion else { return }
+        let flushed = inFlight == 0 && streams.isEmpty && connections.values.allSatisfy { $0.bufferedOutput == 0 }
+        guard flushed || DispatchTime.now().uptimeNanoseconds >= shutdownDeadline else { return }
+        shutdownCompletion = nil
+        shutdownPoll?.cancel()
+        shutdownPoll = nil
+        completion()
+    }
+
+    /// Frees evhttp: closes the listener and every connection (their streams see `onClose`).
+    public func close() {
+        heartbeat?.cancel()
+        heartbeat = nil
+        shutdownPoll?.cancel()
+        guard let http else { return }
+        self.http = nil
+        boundSocket = nil
+        evhttp_free(http)
+        connections.removeAll()
+        streams.removeAll()
+    }
+}

@@ -1,0 +1,50 @@
+import CLibevent
+
+/// Answers one request, now or later, exactly once.
+///
+/// A handler may keep the responder and answer after asynchronous work. Every method is safe
+/// from any thread: off the loop thread the call hops to the loop (state is only touched
+/// there, which is why the type can be `Sendable`). A second answer is ignored; answering a
+/// client that has gone away is a harmless no-op.
+///
+/// ```swift
+/// router.get("/slow") { _, responder in
+///     Task { let value = await work(); responder.send(.json(value)) }
+/// }
+/// ```
+public final class Responder: @unchecked Sendable {
+    let exchange: Exchange
+    /// The request as routed (parameters and route filled in); read on the loop thread.
+    var request: Request {
+        get { exchange.request }
+        set { exchange.request = newValue }
+    }
+
+    init(exchange: Exchange) { self.exchange = exchange }
+
+    /// Whether an answer was sent or the client went away. Read on the loop thread.
+    public var isCompleted: Bool { exchange.state != .pending }
+
+    /// Sends `response` (after the response filters). Only the first call counts.
+    public func send(_ response: Response) {
+        let loop = exchange.server.loop
+        if loop.isOnLoopThread { exchange.send(response) } else {
+            loop.execute { [self] in exchange.send(response) }
+        }
+    }
+
+    /// Sends the problem answer for `error` (see `Response.error(_:)`).
+    public func send(error: any Error) { send(.error(error)) }
+
+    /// Turns this exchange into a Server-Sent-Events stream: sends the head
+    /// (`Content-Type: text/event-stream`, `Cache-Control: no-cache`, `X-Accel-Buffering: no`,
+    /// plus response-filter headers) and `retry: retryMilliseconds` at once.
+    ///
+    /// Returns nil when there is no stream to write to: the server is at `maxStreams` or
+    /// shutting down (the client got 200, a jittered `retry:` and the end, as `EventSource`
+    /// needs), the client is gone, or the request was already answered. Call on the loop thread.
+    public func startEventStream(retryMilliseconds: Int = 3_000) -> EventStream? {
+        precondition(exchange.server.loop.isOnLoopThread, "startEventStream off the loop thread")
+        return exchange.startEventStream(retryMilliseconds: retryMilliseconds)
+    }
+}

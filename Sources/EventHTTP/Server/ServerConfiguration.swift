@@ -1,0 +1,39 @@
+/// Limits and addresses for an `HTTPServer`. Every field has a production-worthy default.
+public struct ServerConfiguration: Sendable {
+    /// Address to listen on (IPv4/IPv6 literal or a resolvable name).
+    public var host: String = "127.0.0.1"
+    /// Port; 0 picks a free one (`HTTPServer.start()` returns it).
+    public var port: Int = 8080
+    /// Largest accepted request body; larger → 413 problem (bodies beyond 4× are refused by
+    /// libevent itself before any handler runs, with its bare 413).
+    public var maxBodySize: Int = 1 << 20
+    /// Largest request head (request line + headers); larger → libevent's bare 400.
+    public var maxHeaderSize: Int = 16 << 10
+    /// Seconds a keep-alive connection may stay idle between requests.
+    public var idleTimeout: Double = 30
+    /// Seconds a client has to send a complete request once it started one (slow clients).
+    /// libevent 2.1 keeps one timer for both; the server uses the smaller of the two.
+    public var readTimeout: Double = 15
+    /// Connections that have sent a request; beyond it → 503 with `Retry-After` and close.
+    public var maxConnections: Int = 10_000
+    /// Event streams open at once; beyond it a stream gets 200, a jittered `retry:` and ends.
+    public var maxStreams: Int = 10_000
+    /// `retry:` milliseconds range sent to streams refused for capacity.
+    public var fullRetryMilliseconds: ClosedRange<Int> = 2_000...5_000
+    /// `listen(2)` backlog (libevent's own bind uses 128, too small for bursts).
+    public var listenBacklog: Int32 = 4096
+    /// Seconds between `: keep-alive` comments on every stream; 0 disables.
+    public var heartbeatInterval: Double = 15
+    /// A stream whose unsent output (server buffer + kernel send queue) passes this is cut off.
+    public var maxUnsentBytesPerStream: Int = 1 << 20
+    /// Seconds `beginShutdown` waits for output to flush before completing anyway.
+    public var shutdownGracePeriod: Double = 5
+
+    public init() {}
+
+    /// Convenience: defaults with a host and port.
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+}

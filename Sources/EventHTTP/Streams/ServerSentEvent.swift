@@ -1,0 +1,64 @@
+/// Encodes Server-Sent-Events frames once, as bytes that many streams can share.
+///
+/// ```swift
+/// let frame = ServerSentEvent(id: "42", event: "preference", data: #"{"key":"age"}"#).encoded
+/// for stream in subscribers { stream.send(frame) }
+/// ```
+/// Fields never contain a line break: CR and LF inside `id`, `event` or `data` are escaped as
+/// the JSON escapes `\r` / `\n`, so a value can never end the event early or forge another one.
+/// (JSON data produced by an encoder has no raw line breaks, so it passes unchanged.)
+public struct ServerSentEvent: Sendable, Equatable {
+    public var id: String?
+    public var event: String?
+    public var data: String
+
+    public init(id: String? = nil, event: String? = nil, data: String) {
+        self.id = id
+        self.event = event
+        self.data = data
+    }
+
+    /// `id: …\nevent: …\ndata: …\n\n` as UTF-8.
+    public var encoded: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(data.utf8.count + 48)
+        if let id {
+            out += "id: ".utf8
+            Self.appendSingleLine(id, to: &out)
+            out.append(10)
+        }
+        if let event {
+            out += "event: ".utf8
+            Self.appendSingleLine(event, to: &out)
+            out.append(10)
+        }
+        out += "data: ".utf8
+        Self.appendSingleLine(data, to: &out)
+        out += [10, 10]
+        return out
+    }
+
+    /// A comment line (`: text\n\n`); clients ignore it, proxies see traffic.
+    public static func comment(_ text: String) -> [UInt8] {
+        var out: [UInt8] = Array(": ".utf8)
+        appendSingleLine(text, to: &out)
+        out += [10, 10]
+        return out
+    }
+
+    /// A `retry:` field telling the client how long to wait before reconnecting.
+    public static func retry(milliseconds: Int) -> [UInt8] {
+        Array("retry: \(max(0, milliseconds))\n\n".utf8)
+    }
+
+    static func appendSingleLine(_ text: String, to out: inout [UInt8]) {
+        for byte in text.utf8 {
+            switch byte {
+            case 10: out += [92, 110]      // \n
+            case 13: out += [92, 114]      // \r
+            case 0: out += Array("\\u0000".utf8)
+            default: out.append(byte)
+            }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import EventHTTP
+import Foundation
+
+/// Every setting of the `tidings` executable (API.md "Running"), with its defaults.
+/// Built by the command line (flags, then `TIDINGS_*` environment variables).
+public struct TidingsConfiguration: Sendable, Equatable {
+    /// How incoming things (acronyms) are normalised.
+    public enum TextCase: String, Sendable, CaseIterable {
+        case upper, none
+    }
+
+    /// `--host`: address to listen on.
+    public var host = "127.0.0.1"
+    /// `--port`: 0 picks a free port (printed in the listening line).
+    public var port = 8080
+    /// `--data-dir`: where the embedded store lives; created if missing.
+    public var dataDir = "./tidings-data"
+    /// `--feed-url`: upstream posts feed; nil = the server's own `GET /sample/posts`.
+    public var feedURL: String?
+    /// `--feed-refresh`: seconds between background refreshes once loaded; 0 = never.
+    public var feedRefresh: Double = 300
+    /// `--feed-timeout`: seconds before an upstream fetch is abandoned.
+    public var feedTimeout: Double = 10
+    /// `--preferences`: a JSON schema file replacing the built-in preference set.
+    public var preferencesFile: String?
+    /// `--text-case`.
+    public var textCase: TextCase = .upper
+    /// `--api-token` (repeatable): bearer tokens allowed to write.
+    public var apiTokens: [String] = []
+    /// `--read-token`: bearer token required to read (when set).
+    public var readToken: String?
+    /// `--cors-origin` (repeatable, or `*`).
+    public var corsOrigins: [String] = []
+    /// `--heartbeat`: seconds between `: keep-alive` comments on event streams.
+    public var heartbeat: Double = 15
+    /// `--replay-buffer`: events kept for `Last-Event-ID` resume.
+    public var replayBuffer = 10_000
+    /// `--log-level`: trace, debug, info, notice, warning, error, critical.
+    public var logLevel = "info"
+
+    public init() {}
+
+    /// The HTTP layer's settings derived from this configuration (limits keep their defaults).
+    public var server: ServerConfiguration {
+        var server = ServerConfiguration(host: host, port: port)
+        server.heartbeatInterval = heartbeat
+        return server
+    }
+
+    /// The base URL the server answers on, for a given bound port (IPv6 hosts bracketed).
+    public func baseURL(port: Int) -> String {
+        let printableHost = host.contains(":") ? "[\(host)]" : host
+        return "http://\(printableHost):\(port)"
+    }
+}

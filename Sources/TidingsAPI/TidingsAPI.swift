@@ -1,1 +1,0 @@
-// TidingsAPI module — see README architecture.

@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TidingsAPI
+
+/// The command line of API.md. Every flag may also come from `TIDINGS_<FLAG>` (upper snake
+/// case; repeatable flags take a comma-separated list there); a flag on the command line wins.
+struct TidingsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tidings",
+        abstract: "Observable preferences, things and posts over HTTP JSON and Server-Sent Events."
+    )
+
+    @Option(help: "Address to listen on (default 127.0.0.1). Env: TIDINGS_HOST")
+    var host: String?
+    @Option(help: "Port (default 8080; 0 picks a free port and prints it). Env: TIDINGS_PORT")
+    var port: Int?
+    @Option(name: .customLong("data-dir"), help: "Directory of the embedded store; created if missing. Env: TIDINGS_DATA_DIR")
+    var dataDir: String?
+    @Option(name: .customLong("feed-url"), help: "Upstream posts feed (default: the built-in sample feed). Env: TIDINGS_FEED_URL")
+    var feedURL: String?
+    @Option(name: .customLong("feed-refresh"), help: "Seconds between feed refreshes once loaded; 0 = never (default 300). Env: TIDINGS_FEED_REFRESH")
+    var feedRefresh: Double?
+    @Option(name: .customLong("feed-timeout"), help: "Seconds before an upstream fetch is abandoned (default 10). Env: TIDINGS_FEED_TIMEOUT")
+    var feedTimeout: Double?
+    @Option(name: .customLong("preferences"), help: "JSON schema file replacing the built-in preferences. Env: TIDINGS_PREFERENCES")
+    var preferencesFile: String?
+    @Option(name: .customLong("text-case"), help: "upper|none: how things are normalised (default upper). Env: TIDINGS_TEXT_CASE")
+    var textCase: String?
+    @Option(name: .customLong("api-token"), help: "Bearer token required for writes (repeatable). Env: TIDINGS_API_TOKEN")
+    var apiTokens: [String] = []
+    @Option(name: .customLong("read-token"), help: "Bearer token required for reads. Env: TIDINGS_READ_TOKEN")
+    var readToken: String?
+    @Option(name: .customLong("cors-origin"), help: "Allowed CORS origin, or * (repeatable). Env: TIDINGS_CORS_ORIGIN")
+    var corsOrigins: [String] = []
+    @Option(help: "Seconds between event-stream heartbeats (default 15). Env: TIDINGS_HEARTBEAT")
+    var heartbeat: Double?
+    @Option(name: .customLong("replay-buffer"), help: "Events kept for Last-Event-ID resume (default 10000). Env: TIDINGS_REPLAY_BUFFER")
+    var replayBuffer: Int?
+    @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical (default info). Env: TIDINGS_LOG_LEVEL")
+    var logLevel: String?
+
+    /// Flags over environment over defaults, validated.
+    func resolve(environment: [String: String]) throws -> TidingsConfiguration {
+        func env(_ name: String) -> String? {
+            environment["TIDINGS_" + name].flatMap { $0.isEmpty ? nil : $0 }
+        }
+        func number<T: LosslessStringConvertible>(_ flag: T?, _ name: String, _ fallback: T) throws -> T {
+            if let flag { return flag }
+            guard let text = env(name) else { return fallback }
+            guard let value = T(text.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("TIDINGS_\(name)='\(text)' is not a valid number.")
+            }
+            return value
+        }
+        func list(_ flag: [String], _ name: String) -> [String] {
+            if !flag.isEmpty { return flag }
+            return env(name).map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? []
+        }
+
+        var configuration = TidingsConfiguration()
+        configuration.host = host ?? env("HOST") ?? configuration.host
+        configuration.port = try number(port, "PORT", configuration.port)
+        configuration.dataDir = dataDir ?? env("DATA_DIR") ?? configuration.dataDir
+        configuration.feedURL = feedURL ?? env("FEED_URL")
+        configuration.feedRefresh = try number(feedRefresh, "FEED_REFRESH", configuration.feedRefresh)
+        configuration.feedTimeout = try number(feedTimeout, "FEED_TIMEOUT", configuration.feedTimeout)
+        configuration.preferencesFile = preferencesFile ?? env("PREFERENCES")
+        let caseText = textCase ?? env("TEXT_CASE") ?? configuration.textCase.rawValue
+        guard let parsedCase = TidingsConfiguration.TextCase(rawValue: caseText.lowercased()) else {
+            throw ValidationError("--text-case must be upper or none, not '\(caseText)'.")
+        }
+        configuration.textCase = parsedCase
+        configuration.apiTokens = list(apiTokens, "API_TOKEN")
+        configuration.readToken = readToken ?? env("READ_TOKEN")
+        configuration.corsOrigins = list(corsOrigins, "CORS_ORIGIN")
+        configuration.heartbeat = try number(heartbeat, "HEARTBEAT", configuration.heartbeat)
+        configuration.replayBuffer = try number(replayBuffer, "REPLAY_BUFFER", configuration.replayBuffer)
+        configuration.logLevel = (logLevel ?? env("LOG_LEVEL") ?? configuration.logLevel).lowercased()
+
+        guard (0...65_535).contains(configuration.port) else {
+            throw ValidationError("--port must be between 0 and 65535, not \(configuration.port).")
+        }
+        guard configuration.feedRefresh >= 0, configuration.feedRefresh.isFinite else {
+            throw ValidationError("--feed-refresh must be 0 or more seconds.")
+        }
+        guard configuration.feedTimeout > 0, configuration.feedTimeout.isFinite else {
+            throw ValidationError("--feed-timeout must be more than 0 seconds.")
+        }
+        guard configuration.heartbeat > 0, configuration.heartbeat.isFinite else {
+            throw ValidationError("--heartbeat must be more than 0 seconds.")
+        }
+        guard configuration.replayBuffer >= 0 else {
+            throw ValidationError("--replay-buffer must be 0 or more.")
+        }
+        guard Logger.Level(rawValue: configuration.logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical.")
+        }
+        if let feed = configuration.feedURL {
+            guard let url = URL(string: feed), let scheme = url.scheme?.lowercased(),
+                  scheme == "http" || scheme == "https", url.host != nil else {
+                throw ValidationError("--feed-url must be an http(s) URL, not '\(feed)'.")
+            }
+        }
+        if configuration.apiTokens.contains(where: \.isEmpty) || configuration.readToken == "" {
+            throw ValidationError("Tokens must not be empty.")
+        }
+        return configuration
+    }
+}

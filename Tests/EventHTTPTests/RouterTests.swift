@@ -1,0 +1,94 @@
+@testable import EventHTTP
+import XCTest
+
+final class RouterTests: XCTestCase {
+    private func makeRouter() -> Router {
+        let router = Router()
+        router.get("/preferences/{key}") { _, _ in }
+        router.put("/preferences/{key}") { _, _ in }
+        router.get("/preferences/events") { _, _ in }
+        router.get("/preferences/{key}/events") { _, _ in }
+        router.get("/") { _, _ in }
+        return router
+    }
+
+    private func template(_ router: Router, _ method: HTTPMethod, _ path: String) -> (String, [String: String])? {
+        if case .handler(_, let parameters, let template) = router.match(method, path: path) { return (template, parameters) }
+        return nil
+    }
+
+    func testLiteralSegmentBeatsParameter() {
+        let router = makeRouter()
+        XCTAssertEqual(template(router, .GET, "/preferences/events")?.0, "/preferences/events")
+        XCTAssertEqual(template(router, .GET, "/preferences/age")?.0, "/preferences/{key}")
+        XCTAssertEqual(template(router, .GET, "/preferences/age")?.1, ["key": "age"])
+        XCTAssertEqual(template(router, .GET, "/preferences/events/events")?.1, ["key": "events"])
+        XCTAssertEqual(template(router, .GET, "/")?.0, "/")
+    }
+
+    func testParametersArePercentDecoded() {
+        let router = makeRouter()
+        XCTAssertEqual(template(router, .GET, "/preferences/a%20b%2Fc")?.1, ["key": "a b/c"])
+        XCTAssertEqual(template(router, .GET, "/preferences/%C3%A9t%C3%A9")?.1, ["key": "été"])
+        if case .notFound = router.match(.GET, path: "/preferences/%zz") {} else { XCTFail("broken escape must be 404") }
+    }
+
+    func testNotFoundAndMethodNotAllowed() {
+        let router = makeRouter()
+        if case .notFound = router.match(.GET, path: "/nothing") {} else { XCTFail() }
+        if case .notFound = router.match(.GET, path: "/preferences/") {} else { XCTFail("empty parameter") }
+        if case .notFound = router.match(.GET, path: "/preferences/a/b") {} else { XCTFail() }
+        guard case .methodNotAllowed(let allow, _) = router.match(.DELETE, path: "/preferences/age") else { return XCTFail() }
+        XCTAssertEqual(allow, "GET, HEAD, PUT, OPTIONS")
+    }
+
+    func testHeadUsesGetAndOptionsListsMethods() {
+        let router = makeRouter()
+        XCTAssertEqual(template(router, .HEAD, "/preferences/age")?.0, "/preferences/{key}")
+        guard case .options(let allow, _) = router.match(.OPTIONS, path: "/preferences/events") else { return XCTFail() }
+        XCTAssertEqual(allow, "GET, HEAD, OPTIONS")
+    }
+
+    func testQueryItemsAreDecoded() {
+        let request = Request(method: .GET, target: "/events?topics=a%2Cb&keys=x+y&empty=&flag")
+        XCTAssertEqual(request.path, "/events")
+        XCTAssertEqual(request.query("topics"), "a,b")
+        XCTAssertEqual(request.query("keys"), "x y")
+        XCTAssertEqual(request.query("empty"), "")
+        XCTAssertEqual(request.query("flag"), "")
+        XCTAssertNil(request.query("missing"))
+    }
+
+    func testHeadersAreCaseInsensitive() {
+        let headers: HTTPHeaders = ["Content-Type": "application/json"]
+        XCTAssertEqual(headers["content-type"], "application/json")
+        XCTAssertNil(headers["content-length"])
+    }
+
+    func testDecodeContentTypeRules() throws {
+        struct Body: Decodable, Equatable { var value: Int }
+        let json = Array(#"{"value": 3}"#.utf8)
+        for type in [nil, "application/json", "application/json; charset=utf-8", "application/merge-patch+json", "application/x-www-form-urlencoded"] {
+            var headers = HTTPHeaders()
+            if let type { headers.add("Content-Type", type) }
+            XCTAssertEqual(try Request(method: .PUT, target: "/", headers: headers, body: json).decode(Body.self), Body(value: 3), "\(type ?? "none")")
+        }
+        XCTAssertThrowsError(try Request(method: .PUT, target: "/", headers: ["Content-Type": "text/plain"], body: json).decode(Body.self)) {
+            XCTAssertEqual(($0 as? ProblemDetails)?.status, 415)
+        }
+        XCTAssertThrowsError(try Request(method: .PUT, target: "/", body: Array("{nope".utf8)).decode(Body.self)) {
+            XCTAssertEqual(($0 as? ProblemDetails)?.status, 400)
+        }
+    }
+
+    func testProblemResponseShape() throws {
+        let response = Response.problem(status: 422, detail: "bad", errors: [.init(key: "age", detail: "expected integer")])
+        XCTAssertEqual(response.headers["Content-Type"], "application/problem+json")
+        let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        XCTAssertEqual(object?["status"] as? Int, 422)
+        XCTAssertEqual(object?["title"] as? String, "Unprocessable Content")
+        XCTAssertEqual(object?["type"] as? String, "about:blank")
+        XCTAssertEqual(object?["detail"] as? String, "bad")
+        XCTAssertEqual((object?["errors"] as? [[String: String]])?.first?["key"], "age")
+    }
+}
