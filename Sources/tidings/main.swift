@@ -48,6 +48,8 @@ do { loop = try EventLoop() } catch { fail("cannot create the event loop: \(erro
 loop.integrateMainQueue()
 
 let app = TidingsApplication(configuration: configuration, loop: loop, logger: logger)
+let resources: TidingsResources
+do { resources = try TidingsResources(application: app) } catch { fail("\(error)") }
 let port: Int
 do { port = try app.start() } catch { fail("\(error)") }
 app.markReady()

@@ -6,7 +6,7 @@ public enum JSONCoding {
     /// Compact output, `/` not escaped, keys in declaration order.
     public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         return encoder
     }()
     public static let decoder = JSONDecoder()

@@ -21,7 +21,11 @@ private struct ValueBody: Decodable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         hasValue = container.contains(.value)
-        value = hasValue && !(try container.decodeNil(forKey: .value)) ? try container.decode(PreferenceInput.self, forKey: .value) : nil
+        if hasValue, try !container.decodeNil(forKey: .value) {
+            value = try container.decode(PreferenceInput.self, forKey: .value)
+        } else {
+            value = nil
+        }
     }
 }
 
