@@ -376,6 +376,13 @@ def test_things_add_duplicate_too_long_and_remove(server, browser):
     wait_things(browser, ["YOLO", "BRB"])
     assert page_state(browser)["thingError"] == ""
 
+    # Server text is text: markup in a thing is shown, not parsed.
+    add_thing(browser, "<b>hi</b>")
+    wait_things(browser, ["YOLO", "BRB", "<B>HI</B>"])
+    assert browser.find_elements(By.CSS_SELECTOR, "#things-list b") == []
+    browser.find_element(By.CSS_SELECTOR, '#things-list [data-remove="<B>HI</B>"]').click()
+    wait_things(browser, ["YOLO", "BRB"])
+
     browser.find_element(By.CSS_SELECTOR, '#things-list [data-remove="YOLO"]').click()
     wait_things(browser, ["BRB"])
     assert http(server, "GET", "/things")[1]["things"] == ["BRB"]
@@ -433,6 +440,38 @@ def test_page_reconnects_after_restart_and_shows_what_changed(server, browser):
     wait_pref(browser, "speed", 3, timeout=1.0)
     state = page_state(browser)
     assert state["things"] == http(server, "GET", "/things")[1]["things"]
+
+
+def test_reset_drops_old_state_and_takes_the_fresh_snapshot(make_server, browser, tmp_path):
+    schema = tmp_path / "prefs.json"
+    schema.write_text(json.dumps({
+        "legacy": {"type": "string", "default": "old"},
+        "age": {"type": "integer", "default": 1, "minimum": 0},
+    }))
+    server = make_server("--preferences", str(schema))
+    assert http(server, "POST", "/things", {"thing": "old"})[0] == 201
+    open_dashboard(browser, server)
+    wait_things(browser, ["OLD"])
+    wait(browser, lambda d: set(page_state(d)["prefs"]) == {"legacy", "age"}, 10)
+
+    # Same port, but a new store and the built-in preferences: the page's resume point is now
+    # ahead of the server's revision, so the server answers `reset` and a fresh snapshot.
+    server.stop()
+    wait(browser, lambda d: page_state(d)["connection"] != "live", 10)
+    server.data_dir = Path(tempfile.mkdtemp(prefix="tidings-browser-fresh-")) / "data"
+    server.extra_args = []
+    server.start()
+    try:
+        wait_ready(browser, 20)
+        wait(browser, lambda d: set(page_state(d)["prefs"]) == set(BUILT_IN), 10,
+             "preferences of the old server survived the reset")
+        wait_things(browser, [])
+        assert page_state(browser)["emptyHint"] == "Add acronyms you learn"
+        assert browser.execute_script("return document.body.dataset.lastReset || null"), "no reset seen"
+        wait_pref(browser, "age", 5)
+    finally:
+        server.stop()
+        shutil.rmtree(server.data_dir.parent, ignore_errors=True)
 
 
 def test_screenshot_artifact(server, browser):
@@ -499,6 +538,9 @@ def test_tokens_form_tickets_and_write_token(make_server, browser):
     wait_things(browser, ["IMHO"])
     toggle(browser, "readyForAction")
     wait(browser, lambda d: page_state(d)["tokenPanel"], 10, "write with the read token did not ask again")
+    # The refused change is not shown: the page never fakes a value the server has not sent.
+    refused = page_state(browser)["prefs"]["readyForAction"]
+    assert refused["shown"] is False and refused["value"] is False, refused
     browser.find_element(By.ID, "token-input").send_keys(api, Keys.ENTER)
     wait(browser, lambda d: http(server, "GET", "/preferences", token=read)[1]["readyForAction"] is True,
          10, "the change was not retried with the API token")
