@@ -17,6 +17,7 @@ import tempfile
 import threading
 import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -87,9 +88,9 @@ class Server:
                 line = lines.get(timeout=timeout)
             except queue.Empty:
                 self.stop()
-                pytest.fail(f"server did not print its address within {timeout}s; see {self.log}")
+                pytest.fail(f"server did not print its address within {timeout}s (log below)")
             if line is None:
-                pytest.fail(f"server exited with {self.proc.wait()} before listening; see {self.log}")
+                pytest.fail(f"server exited with {self.proc.wait()} before listening (log below)")
             m = LISTENING.search(line)
             if m:
                 self.url = m.group(1).rstrip("/")
@@ -158,6 +159,49 @@ def http(server, method, path, body=None, token=None):
         return status, json.loads(raw) if raw else None
     except ValueError:
         return status, None
+
+
+class Feed:
+    """A tiny upstream feed the test controls: what it answers, and when (a gate)."""
+
+    def __init__(self):
+        self.status = 200
+        self.posts = []
+        self.gate = threading.Event()
+        self.gate.set()
+        self.requests = 0
+        feed = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                feed.requests += 1
+                feed.gate.wait(20)
+                body = json.dumps(feed.posts if feed.status == 200 else {"oops": True}).encode()
+                self.send_response(feed.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/posts"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.gate.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def feed():
+    f = Feed()
+    yield f
+    f.close()
 
 
 # ---------------------------------------------------------------- the browser
@@ -388,6 +432,35 @@ def test_things_add_duplicate_too_long_and_remove(server, browser):
     assert http(server, "GET", "/things")[1]["things"] == ["BRB"]
     browser.find_element(By.CSS_SELECTOR, '#things-list [data-remove="BRB"]').click()
     wait(browser, lambda d: page_state(d)["emptyHint"] == "Add acronyms you learn", 5)
+
+
+def test_posts_load_states_refresh_and_failure(make_server, feed, browser):
+    feed.posts = [{"id": 1, "title": "First <i>one</i>", "body": "hello", "userId": 7}]
+    feed.gate.clear()  # hold the first load so the page shows it loading
+    server = make_server("--feed-url", feed.url, "--feed-refresh", "0", "--feed-timeout", "10")
+    open_dashboard(browser, server)
+    wait(browser, lambda d: page_state(d)["postsState"] == "loading", 10, "never showed loading")
+    assert page_state(browser)["postsText"].startswith("Loading")
+    feed.gate.set()
+    wait(browser, lambda d: page_state(d)["postsState"] == "loaded", 10)
+    state = page_state(browser)
+    assert state["posts"] == [["First <i>one</i>", "hello"]]
+    assert browser.find_elements(By.CSS_SELECTOR, "#posts-list i") == []
+    assert re.match(r"Loaded at \S", state["postsText"]), state["postsText"]
+
+    # The refresh button starts a new load; the new posts arrive over the stream.
+    feed.posts = [{"id": 2, "title": "Second", "body": "b2"}, {"id": "x3", "title": "Third", "body": "b3"}]
+    browser.find_element(By.ID, "posts-refresh").click()
+    wait(browser, lambda d: page_state(d)["posts"] == [["Second", "b2"], ["Third", "b3"]], 10,
+         "refresh did not bring the new posts")
+
+    # A failing upstream: the state says so, with the server's message, and the posts stay.
+    feed.status = 500
+    browser.find_element(By.ID, "posts-refresh").click()
+    wait(browser, lambda d: page_state(d)["postsState"] == "failed", 10, "failure never shown")
+    state = page_state(browser)
+    assert state["postsText"].startswith("Failed: ") and len(state["postsText"]) > len("Failed: ")
+    assert state["posts"] == [["Second", "b2"], ["Third", "b3"]]
 
 
 def test_two_tabs_stay_in_sync(server, browser):

@@ -269,8 +269,10 @@ footer { text-align: center; padding: 0 1rem 1.5rem; }
       body: body === undefined ? undefined : JSON.stringify(body)
     }).then(function (res) {
       if (res.status === 401) {
+        // A stream ticket is authorised like a read; every other POST/PUT/DELETE is a write.
+        var isRead = method === "GET" || method === "HEAD" || path === "/stream-tickets";
         var msg = !token ? "This server needs a token."
-          : (method === "GET" || method === "HEAD") ? "The token was not accepted. Enter another."
+          : isRead ? "The token was not accepted. Enter another."
           : "That change needs the API (write) token.";
         setConnection(source ? connState : "auth");
         return askForToken(msg).then(function () { return api(method, path, body); });
