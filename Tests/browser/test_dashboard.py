@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -224,6 +225,16 @@ def driver():
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     d = webdriver.Chrome(options=opts, service=Service(_chromium_path("chromedriver")))
+    # Record every EventSource a page creates, so tests can see how many streams it holds open.
+    d.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        (() => {
+          const Native = window.EventSource, made = [];
+          window.__streams = made;
+          function Recorded(url, init) { const es = new Native(url, init); made.push(es); return es; }
+          Recorded.prototype = Native.prototype;
+          Object.assign(Recorded, { CONNECTING: 0, OPEN: 1, CLOSED: 2 });
+          window.EventSource = Recorded;
+        })();"""})
     yield d
     d.quit()
 
@@ -282,6 +293,7 @@ def page_state(d):
           postsText: document.getElementById('posts-state').textContent,
           posts: q('#posts-list .post').map(p => [p.querySelector('h3').textContent, p.querySelector('p').textContent]),
           tokenPanel: vis('token-panel'),
+          streams: (window.__streams || []).filter(es => es.readyState !== 2).map(es => es.url),
         };
     """)
 
@@ -337,9 +349,23 @@ def toggle(d, key):
 # ---------------------------------------------------------------- tests
 
 def test_first_load_shows_preferences_empty_hint_and_sample_posts(server, browser):
+    req = urllib.request.Request(server.url + "/")
+    with urllib.request.urlopen(req, timeout=10) as res:
+        assert res.status == 200
+        assert res.headers.get("Content-Type", "").replace(" ", "").lower() == "text/html;charset=utf-8"
+        html = res.read().decode("utf-8")
+    # Self-contained: nothing loaded from anywhere else (works offline, no CDN).
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html, re.I)
+    assert "@import" not in html and "<link rel=\"stylesheet\"" not in html
+
     open_dashboard(browser, server)
     wait_ready(browser)
     state = page_state(browser)
+    # One multiplexed stream carries everything.
+    assert len(state["streams"]) == 1, state["streams"]
+    stream = urllib.parse.urlsplit(state["streams"][0])
+    assert stream.path == "/events"
+    assert set(urllib.parse.parse_qs(stream.query)["topics"][0].split(",")) == {"preferences", "things", "posts"}
     assert set(state["prefs"]) == set(BUILT_IN)
     for key, (typ, default) in BUILT_IN.items():
         p = state["prefs"][key]
@@ -588,6 +614,15 @@ def test_tokens_form_tickets_and_write_token(make_server, browser):
     assert http(server, "PUT", "/preferences/age", {"value": 9}, token=api)[0] == 200
     wait_pref(browser, "age", 9, timeout=1.0)
 
+    def ticket_of(url):
+        q = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+        return q.get("ticket", [None])[0], q.get("lastEventId", [None])[0]
+
+    streams = page_state(browser)["streams"]
+    assert len(streams) == 1
+    first_ticket, _ = ticket_of(streams[0])
+    assert first_ticket and api not in streams[0] and read not in streams[0]
+
     # A reconnection needs a fresh ticket: restart the server and keep going without asking again.
     server.stop()
     wait(browser, lambda d: page_state(d)["connection"] != "live", 10)
@@ -596,6 +631,11 @@ def test_tokens_form_tickets_and_write_token(make_server, browser):
     wait_live(browser, 20)
     wait_pref(browser, "age", 10)
     assert not page_state(browser)["tokenPanel"]
+    streams = page_state(browser)["streams"]
+    assert len(streams) == 1
+    ticket, resume = ticket_of(streams[0])
+    assert ticket and ticket != first_ticket, "the reconnection reused a ticket"
+    assert resume is not None, "the reconnection did not carry its resume point"
 
     # The token is kept for the tab: a reload does not ask again.
     browser.refresh()

@@ -71,7 +71,7 @@ section.card h2 { font-size: 1.05rem; margin: 0 0 .75rem; }
 button, input { font: inherit; color: inherit; }
 button {
   background: var(--accent); color: var(--accent-fg); border: 0; border-radius: 6px;
-  padding: .4rem .8rem; cursor: pointer; min-height: 2.25rem;
+  padding: .4rem .8rem; cursor: pointer; min-height: 2.25rem; white-space: nowrap;
 }
 button.secondary { background: transparent; color: var(--fg); border: 1px solid var(--line); }
 button:disabled { opacity: .6; cursor: progress; }
