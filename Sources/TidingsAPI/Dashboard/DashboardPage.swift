@@ -127,6 +127,7 @@ input[type="checkbox"].toggle:checked::after { transform: translateX(1.25rem); }
 .post h3 { font-size: 1rem; margin: 0 0 .2rem; overflow-wrap: anywhere; }
 .post p { margin: 0; white-space: pre-line; overflow-wrap: anywhere; color: var(--muted); }
 footer { text-align: center; padding: 0 1rem 1.5rem; }
+@media (prefers-reduced-motion: reduce) { * { transition: none !important; } }
 .visually-hidden {
   position: absolute !important; width: 1px; height: 1px; overflow: hidden;
   clip: rect(0 0 0 0); white-space: nowrap; border: 0; padding: 0; margin: -1px;
