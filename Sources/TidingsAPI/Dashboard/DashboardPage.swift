@@ -343,8 +343,9 @@ footer { text-align: center; padding: 0 1rem 1.5rem; }
         // send the change, and let the stream's event flip the switch.
         ev.preventDefault();
         var cur = prefs.get(key);
-        if (!cur || cur.busy) return;
-        send(key, !(cur.value === true));
+        if (!cur) return;
+        var base = cur.busy ? (cur.queued ? cur.queued.value : cur.sending) : cur.value;
+        send(key, !(base === true));
       });
       head = el("div", { className: "pref-head" }, el("label", { "for": id, text: key }), control);
       row.appendChild(head);
@@ -419,17 +420,21 @@ footer { text-align: center; padding: 0 1rem 1.5rem; }
       // An unparsable number is sent as typed text so the server's own validation explains it.
       v = raw.trim() === "" || isNaN(Number(raw)) ? raw : Number(raw);
     }
-    if (p.busy && same(p.sending, v)) return;
+    if (p.busy && same(p.queued ? p.queued.value : p.sending, v)) return;
     send(key, v);
   }
 
+  // One PUT per key at a time: a value chosen while one is in flight waits and replaces any
+  // earlier waiting value, so the server applies the person's changes in the order made.
   function send(key, value) {
     var p = prefs.get(key);
     if (!p) return;
+    if (p.busy) { p.queued = { value: value }; return; }
     p.busy = true; p.sending = value; renderPref(key);
     api("PUT", "/preferences/" + encodeURIComponent(key), { value: value }).then(function (res) {
       var c = prefs.get(key); if (!c) return;
       c.busy = false;
+      if (c.queued) { var next = c.queued.value; c.queued = null; send(key, next); return; }
       if (res.ok) {
         c.error = "";
         c.dirty = false;
@@ -442,7 +447,9 @@ footer { text-align: center; padding: 0 1rem 1.5rem; }
       }
     }, function () {
       var c = prefs.get(key); if (!c) return;
-      c.busy = false; c.error = "Could not reach the server."; renderPref(key);
+      c.busy = false;
+      if (c.queued) { var next = c.queued.value; c.queued = null; send(key, next); return; }
+      c.error = "Could not reach the server."; renderPref(key);
     });
   }
 
