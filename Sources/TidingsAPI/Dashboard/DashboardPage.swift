@@ -233,12 +233,13 @@ footer { text-align: center; padding: 0 1rem 1.5rem; }
   // ---------- token (asked once, kept for the tab) ----------
   var token = null;
   try { token = sessionStorage.getItem(TOKEN_KEY); } catch (e) { token = null; }
-  var tokenWait = null, tokenResolve = null;
+  var tokenWait = null, tokenResolve = null, focusBeforeToken = null;
 
   function askForToken(message) {
     $("token-message").textContent = message;
     if (!tokenWait) {
       tokenWait = new Promise(function (resolve) { tokenResolve = resolve; });
+      focusBeforeToken = document.activeElement;
       $("token-panel").hidden = false;
       $("token-input").value = "";
       $("token-input").focus();
@@ -253,6 +254,11 @@ footer { text-align: center; padding: 0 1rem 1.5rem; }
     try { sessionStorage.setItem(TOKEN_KEY, t); } catch (e) { /* private mode: keep in memory */ }
     $("token-input").value = "";
     $("token-panel").hidden = true;
+    // Give the keyboard back to whatever the person was doing when we asked.
+    if (focusBeforeToken && focusBeforeToken !== document.body && document.contains(focusBeforeToken)) {
+      focusBeforeToken.focus();
+    }
+    focusBeforeToken = null;
     var resolve = tokenResolve;
     tokenWait = null; tokenResolve = null;
     if (resolve) resolve(t);
@@ -264,11 +270,13 @@ footer { text-align: center; padding: 0 1rem 1.5rem; }
   function api(method, path, body) {
     var headers = { "Accept": "application/json" };
     if (body !== undefined) headers["Content-Type"] = "application/json";
-    if (token) headers["Authorization"] = "Bearer " + token;
+    var sent = token;
+    if (sent) headers["Authorization"] = "Bearer " + sent;
     return fetch(path, {
       method: method, headers: headers, cache: "no-store",
       body: body === undefined ? undefined : JSON.stringify(body)
     }).then(function (res) {
+      if (res.status === 401 && token !== sent) return api(method, path, body); // a new token came meanwhile
       if (res.status === 401) {
         // A stream ticket is authorised like a read; every other POST/PUT/DELETE is a write.
         var isRead = method === "GET" || method === "HEAD" || path === "/stream-tickets";
