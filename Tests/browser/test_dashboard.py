@@ -419,6 +419,12 @@ def test_preference_changes_flow_both_ways(server, browser):
          and http(server, "GET", "/preferences")[1]["should_show_hello_world"] is False, 5)
     wait_pref(browser, "should_show_hello_world", False)
 
+    # Keyboard: Space on a focused switch changes it too.
+    browser.find_element(By.CSS_SELECTOR, '[data-pref-control="promptedForProVersion"]').send_keys(Keys.SPACE)
+    wait(browser, lambda d: http(server, "GET", "/preferences")[1]["promptedForProVersion"] is True, 5,
+         "Space on the switch did nothing")
+    wait_pref(browser, "promptedForProVersion", True)
+
     # Number and text fields submit on Enter.
     set_input(browser, "speed", "2.5")
     wait(browser, lambda d: http(server, "GET", "/preferences")[1]["speed"] == 2.5, 5)
@@ -467,7 +473,7 @@ def test_things_add_duplicate_too_long_and_remove(server, browser):
     browser.find_element(By.CSS_SELECTOR, '#things-list [data-remove="YOLO"]').click()
     wait_things(browser, ["BRB"])
     assert http(server, "GET", "/things")[1]["things"] == ["BRB"]
-    browser.find_element(By.CSS_SELECTOR, '#things-list [data-remove="BRB"]').click()
+    browser.find_element(By.CSS_SELECTOR, '#things-list [data-remove="BRB"]').send_keys(Keys.ENTER)  # keyboard
     wait(browser, lambda d: page_state(d)["emptyHint"] == "Add acronyms you learn", 5)
 
 
