@@ -30,3 +30,21 @@ test: deps
 
 clean:
 	rm -rf .build
+
+# Browser test of the dashboard (Tests/browser): headless Debian chromium driven by selenium
+# against the real server binary (TIDINGS_BIN, default .build/debug/tidings). Installs what is
+# missing first. Screenshots land in .build/artifacts/.
+.PHONY: browser-test
+browser-test: deps
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+	  echo "installing: chromium chromium-driver"; \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver) || exit 1; \
+	fi
+	@if ! python3 -c 'import sys, pytest, selenium; sys.exit(selenium.__version__ != "4.38.0")' 2>/dev/null; then \
+	  echo "installing: selenium==4.38.0 pytest"; \
+	  python3 -m pip install -q selenium==4.38.0 pytest \
+	    || python3 -m pip install -q --break-system-packages selenium==4.38.0 pytest || exit 1; \
+	fi
+	@# Without TIDINGS_BIN, (re)build the debug server so the page under test is the current one.
+	@if [ -z "$$TIDINGS_BIN" ]; then $(SWIFT) build --product tidings || exit 1; fi
+	python3 -m pytest -v -p no:cacheprovider Tests/browser
