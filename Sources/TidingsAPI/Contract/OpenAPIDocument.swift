@@ -40,8 +40,9 @@ info:
     - Paths are matched on their raw segments first, then each segment is percent-decoded, so a
       thing or key containing `/` is addressed as `%2F`. A trailing slash is a different path (`404`).
       Unknown paths answer `404` problem details.
-    - Query problems (a value that does not parse, is out of range, or names an unknown topic or
-      key) are `400`. Body problems: not JSON / not UTF-8 → `400`; JSON of the wrong shape or values
+    - Query problems: a value that does not parse or breaks its declared schema (type, pattern,
+      range, e.g. `wait=31`, `topics=foo`) → `400`; a well-formed value naming something that does
+      not exist (an unknown preference key in `keys`) → `422`. Body problems: not JSON / not UTF-8 → `400`; JSON of the wrong shape or values
       outside the constraints → `422`. Bodies over the limit (default 1 MiB) → `413`.
     - Overload or shutting down: `503` with `Retry-After` (seconds) for every operation except event
       streams, which answer `200` with a short jittered `retry:` and end at once (a browser's
@@ -181,7 +182,12 @@ paths:
             Tidings-Revision: { $ref: "#/components/headers/TidingsRevision" }
           content:
             application/yaml:
-              schema: { type: string }
+              schema:
+                type: object
+                description: An OpenAPI 3.1 document (this one).
+                required: [openapi, info, paths]
+                properties:
+                  openapi: { type: string, pattern: "^3\\.1\\." }
         "401": { $ref: "#/components/responses/Unauthorized" }
         "503": { $ref: "#/components/responses/ServiceUnavailable" }
 
@@ -357,7 +363,7 @@ paths:
       description: |
         Emits `preference` (and `reset`) events; see `PreferenceEvent`. Without a resume point the
         stream first sends one `preference` event per covered key with the current value, all with
-        `id:` = the current revision. An unknown key in `keys` → `400`.
+        `id:` = the current revision. An unknown key in `keys` → `422`.
       security:
         - readToken: []
         - apiToken: []
@@ -370,6 +376,7 @@ paths:
         "200": { $ref: "#/components/responses/EventStream" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "422": { $ref: "#/components/responses/UnprocessableContent" }
 
   /preferences/{key}/events:
     parameters:
@@ -675,8 +682,8 @@ paths:
       summary: One multiplexed stream for everything (browsers allow 6 connections per origin).
       description: |
         `topics` selects any of `preferences`, `things`, `posts` (default: all three); `keys` narrows
-        the `preferences` topic (default: every key) and does not affect the others. An unknown topic
-        or key → `400`.
+        the `preferences` topic (default: every key) and does not affect the others. A malformed
+        `topics` (an unknown topic) → `400`; an unknown key in `keys` → `422`.
       security:
         - readToken: []
         - apiToken: []
@@ -696,6 +703,7 @@ paths:
         "200": { $ref: "#/components/responses/EventStream" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "422": { $ref: "#/components/responses/UnprocessableContent" }
 
   /sample/posts:
     get:
@@ -837,7 +845,7 @@ components:
       name: keys
       in: query
       required: false
-      description: Comma-separated preference keys (default every key). An unknown key → `400`.
+      description: Comma-separated preference keys (default every key). An unknown key → `422`.
       schema:
         type: string
         pattern: "^[A-Za-z_][A-Za-z0-9_.-]{0,63}(,[A-Za-z_][A-Za-z0-9_.-]{0,63})*$"
@@ -900,7 +908,7 @@ components:
         application/problem+json:
           schema: { $ref: "#/components/schemas/Problem" }
     UnprocessableContent:
-      description: Well-formed JSON that is invalid; `errors` names every bad member.
+      description: Well-formed JSON (or query) that is invalid; `errors` names every bad member.
       headers:
         Tidings-Revision: { $ref: "#/components/headers/TidingsRevision" }
       content:
