@@ -294,9 +294,10 @@ paths:
       summary: Set one preference.
       description: |
         `{"value": v}` where `v` has the key's declared type and meets its constraints
-        (`minimum`, `maximum`, `maxLength`, `enum` of a `--preferences` file). Types are strict: an
-        `integer` preference refuses `1.5` and `"1"` (and anything outside the signed 64-bit range);
-        a `number` preference accepts `2`; a `string` preference refuses `5`. `null` is not a value
+        (`minimum`, `maximum`, `maxLength`, `enum` of a `--preferences` file). Types follow JSON
+        Schema and are strict: an `integer` preference refuses `1.5` and `"1"` (and anything outside
+        the signed 64-bit range) but takes `2.0` as `2`; a `number` preference (a finite double)
+        accepts `2`; a `string` preference refuses `5`. `null` is not a value
         (use `DELETE`). A wrong type, a broken constraint or a missing `value` → `422` naming the
         expected type. An unknown key → `404` (checked before the body).
       parameters:
@@ -832,8 +833,8 @@ components:
       description: |
         Resume after this revision (same as the `Last-Event-ID` header; the header wins when both are
         present). Replays every retained covered event after it, then goes live. Older than the
-        replay buffer or newer than the current revision → a `reset` event and a fresh snapshot.
-        Not a decimal unsigned 64-bit integer → `400`.
+        replay buffer or newer than the current revision (including a value beyond 64 bits) → a
+        `reset` event and a fresh snapshot. Not 1 to 20 decimal digits → `400`.
       schema: { type: string, pattern: "^[0-9]{1,20}$" }
     LastEventIdHeader:
       name: Last-Event-ID
