@@ -45,7 +45,7 @@ if [ ! -x "$TIDINGS_BIN" ]; then
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tidings-contract.XXXXXX")
-REPORT=${CONTRACT_REPORT:-$WORK/report}
+REPORT=$(realpath -m "${CONTRACT_REPORT:-$WORK/report}")
 mkdir -p "$REPORT"
 SERVER_LOG=$REPORT/server.log
 API_TOKEN=contract-api-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
@@ -85,8 +85,8 @@ done
 
 # --- schemathesis --------------------------------------------------------------------------------
 ARGS=(
-  --config-file "$CONFIG" --no-color
-  run "$SPEC"
+  --config-file "$PWD/$CONFIG" --no-color
+  run "$PWD/$SPEC"
   --url "$BASE_URL"
   --header "Authorization: Bearer $API_TOKEN"
   --max-examples "$MAX_EXAMPLES"
@@ -96,7 +96,9 @@ ARGS=(
 
 log "schemathesis ${ARGS[*]/$API_TOKEN/<api-token>}"
 status=0
-schemathesis "${ARGS[@]}" || status=$?
+# Run from the temp dir: schemathesis keeps its replay data in ./.schemathesis, which must not land
+# in the repository.
+(cd "$WORK" && schemathesis "${ARGS[@]}") || status=$?
 
 # --- shutdown: SIGTERM must end the server with status 0 within 10 s ----------------------------
 kill -TERM "$SERVER_PID"
