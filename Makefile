@@ -5,7 +5,7 @@ CONFIG ?= debug
 APT_PACKAGES := libevent-dev libsqlite3-dev pkg-config
 BIN_RELEASE := .build/release/tidings
 
-.PHONY: run test build release deps bench clean
+.PHONY: run test build release deps bench clean lint contract-test
 
 # Install the system packages the build needs, only when one is missing.
 deps:
@@ -48,3 +48,21 @@ browser-test: deps
 	@# Without TIDINGS_BIN, (re)build the debug server so the page under test is the current one.
 	@if [ -z "$$TIDINGS_BIN" ]; then $(SWIFT) build --product tidings || exit 1; fi
 	python3 -m pytest -v -p no:cacheprovider Tests/browser
+
+# Contract and container checks that need no server: openapi.yaml is valid OpenAPI 3.1, the
+# embedded copy in Sources/TidingsAPI/Contract is current, the Dockerfile passes hadolint and our
+# container rules, and the runtime-library check still detects a missing package.
+lint:
+	@command -v openapi-spec-validator >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check 'openapi-spec-validator>=0.7'
+	openapi-spec-validator openapi.yaml
+	scripts/embed-openapi.sh --check
+	scripts/lint-dockerfile.sh
+	scripts/check-runtime-libs.sh --self-test
+
+# The contract against the real server: a static-stdlib release build (as in the container), its
+# shared libraries checked against the Dockerfile's runtime stage, then schemathesis (every default
+# check) against that binary on an ephemeral port. MAX_EXAMPLES=n and SEED=s pass through.
+contract-test: deps
+	$(SWIFT) build -c release --static-swift-stdlib --product tidings
+	scripts/check-runtime-libs.sh $(BIN_RELEASE) Dockerfile
+	TIDINGS_BIN=$(BIN_RELEASE) Tests/contract/run_schemathesis.sh
