@@ -44,6 +44,7 @@ public final class TidingsResources {
         ThingRoutes(state: state, writes: writes).register(on: app.router)
         StreamRoutes(state: state, hub: streams).register(on: app.router)
         DashboardRoute.register(on: app.router)
+        ContractRoute.register(on: app.router)
 
         let state = state
         app.revisionProvider = { MainActor.assumeIsolated { state.revision } }
