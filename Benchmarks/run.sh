@@ -243,7 +243,7 @@ run_fanout() {
     if [ -z "$line" ]; then fail "sse-fanout produced no RESULT line against $label (exit $rc)"; return 1; fi
     FAN_P99=$(kv "$line" p99_ms); FAN_KIB=$(kv "$line" kib_per_stream); FAN_ORDER=$(kv "$line" in_order)
     FAN_HELD=$(kv "$line" held); FAN_RECV=$(kv "$line" received); FAN_EXP=$(kv "$line" expected)
-    FAN_GEN=$(kv "$line" gen_cpu_pct)
+    FAN_GEN=$(kv "$line" gen_cpu_pct); FAN_COMPLETE=$(kv "$line" complete)
 }
 
 # ---------- build ----------
@@ -315,7 +315,7 @@ section "(d) fan-out: $STREAMS streams on /preferences/name/events, $CHANGES cha
 bare_fan="not measured"
 if start_bare; then
     if run_fanout "bare evhttp"; then
-        bare_fan="bare p99 ${FAN_P99} ms, ${FAN_KIB} KiB/stream, in order: $FAN_ORDER"
+        bare_fan="bare p99 ${FAN_P99} ms, ${FAN_KIB} KiB/stream, $FAN_RECV/$FAN_EXP events, in order: $FAN_ORDER"
     fi
     stop_server "$SERVER_PID"
 fi
@@ -324,14 +324,14 @@ if [ "$TIDINGS_OK" = 1 ] && start_tidings; then
         v1=$(verdict "$FAN_P99" le 250); missed "$v1"
         v2=$(verdict "$FAN_KIB" le 8); missed "$v2"
         complete="yes"
-        if [ "$FAN_ORDER" != yes ] || [ "$FAN_HELD" != "$STREAMS" ]; then
+        if [ "$FAN_ORDER" != yes ] || [ "$FAN_COMPLETE" != yes ] || [ "$FAN_HELD" != "$STREAMS" ]; then
             complete="NO"; GOALS_MISSED=$((GOALS_MISSED + 1))
         fi
         note "tidings: p99 ${FAN_P99} ms (goal <= 250 ms): $v1; ${FAN_KIB} KiB per stream (goal <= 8 KiB): $v2;"
         note "         every event delivered in order to every stream held: $complete ($FAN_RECV/$FAN_EXP events, $FAN_HELD/$STREAMS streams held)"
         summary "(d) fan-out p99 delivery latency" "tidings ${FAN_P99} ms (goal <= 250 ms): $v1  [$bare_fan]"
         summary "(d) fan-out server memory per stream" "tidings ${FAN_KIB} KiB (goal <= 8 KiB): $v2"
-        summary "(d) fan-out completeness" "tidings $FAN_RECV/$FAN_EXP events, in order: $FAN_ORDER, held $FAN_HELD/$STREAMS"
+        summary "(d) fan-out completeness" "tidings $FAN_RECV/$FAN_EXP events, in order: $FAN_ORDER, held $FAN_HELD/$STREAMS: $([ "$complete" = yes ] && echo "goal met" || echo "goal NOT met")"
     else
         summary "(d) fan-out" "tidings: run failed  [$bare_fan]"
     fi

@@ -20,7 +20,8 @@
  * Usage: sse-fanout -p PORT [-H 127.0.0.1] [-k name] [-n 10000] [-m 50]
  *                   [-i 100] [-P SERVER_PID] [-c 500] [-T 60] [-W 10] [-t TOKEN]
  * Last line of output: "RESULT key=value ..." for scripts. Exit status 0 when
- * every stream was held and got every event in order, 1 otherwise, 2 on usage.
+ * every stream was held and got every event in order (complete), 1 otherwise,
+ * 2 on a usage error.
  *
  * Build: gcc -O2 -o sse-fanout sse-fanout.c
  */
@@ -645,7 +646,7 @@ int main(int argc, char **argv) {
     }
     fflush(stdout);
     if (c_ready == 0) {
-        printf("RESULT streams=%d held=0 expected=0 received=0 in_order=no p50_ms=0 p90_ms=0 p99_ms=0 max_ms=0 kib_per_stream=-1 gen_cpu_pct=0 server_cpu_pct=0 puts_2xx=0 puts_non2xx=0\n", o_streams);
+        printf("RESULT streams=%d held=0 expected=0 received=0 in_order=no complete=no p50_ms=0 p90_ms=0 p99_ms=0 max_ms=0 kib_per_stream=-1 gen_cpu_pct=0 server_cpu_pct=0 puts_2xx=0 puts_non2xx=0\n", o_streams);
         return 1;
     }
 
@@ -683,7 +684,10 @@ int main(int argc, char **argv) {
     long not_arrived = 0;
     for (int i = 0; i < o_streams; i++)
         if (g_conns[i].got_snapshot) not_arrived += o_changes - g_conns[i].next_idx;
-    int in_order = c_received == expected && c_missing_gaps == 0 && c_dup_or_reorder == 0 && c_id_not_increasing == 0 && c_resets == 0;
+    /* In order: among what arrived, no gap, duplicate, reordering, reset or
+     * backwards id. Complete: everything arrived before the tail deadline. */
+    int in_order = c_missing_gaps == 0 && c_dup_or_reorder == 0 && c_id_not_increasing == 0 && c_resets == 0;
+    int complete = c_received == expected;
 
     qsort(g_lat, (size_t)g_lat_n, sizeof *g_lat, cmp_float);
     double p50 = pct(g_lat, g_lat_n, 50), p90 = pct(g_lat, g_lat_n, 90), p99 = pct(g_lat, g_lat_n, 99);
@@ -702,7 +706,9 @@ int main(int argc, char **argv) {
     printf("events:   expected %ld, received %ld; missing %ld (gaps %ld), duplicate/out-of-order %ld, "
            "non-increasing id %ld, foreign %ld, reset %ld\n",
            expected, c_received, not_arrived, c_missing_gaps, c_dup_or_reorder, c_id_not_increasing, c_foreign, c_resets);
-    printf("in order: %s (every stream got every change exactly once, in order)\n", in_order ? "yes" : "NO");
+    printf("in order: %s (no gap, duplicate, reordering or reset among the events that arrived)\n", in_order ? "yes" : "NO");
+    if (complete) printf("complete: yes (every stream got every change)\n");
+    else printf("complete: NO (%ld events had not arrived %d s after the last PUT: lost, or that late)\n", not_arrived, o_tail_s);
     printf("latency:  PUT send -> event arrival over %ld events: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms\n",
            g_lat_n, p50, p90, p99, pmax);
     printf("held:     %d of %d streams still open at the end (%d closed by the server early)\n", held, o_streams, c_closed_early);
@@ -712,9 +718,9 @@ int main(int argc, char **argv) {
            cpu1 - cpu0, wall_s, gen_pct);
     if (srv_pct >= 0) printf("; server used %.2f s CPU = %.0f%% of one core", scpu1 - scpu0, srv_pct);
     printf("\n");
-    printf("RESULT streams=%d held=%d expected=%ld received=%ld in_order=%s p50_ms=%.1f p90_ms=%.1f p99_ms=%.1f max_ms=%.1f "
+    printf("RESULT streams=%d held=%d expected=%ld received=%ld in_order=%s complete=%s p50_ms=%.1f p90_ms=%.1f p99_ms=%.1f max_ms=%.1f "
            "kib_per_stream=%.2f gen_cpu_pct=%.0f server_cpu_pct=%.0f puts_2xx=%d puts_non2xx=%d\n",
-           o_streams, held, expected, c_received, in_order ? "yes" : "no", p50, p90, p99, pmax,
+           o_streams, held, expected, c_received, in_order ? "yes" : "no", complete ? "yes" : "no", p50, p90, p99, pmax,
            kib_per_stream, gen_pct, srv_pct, c_puts_2xx, c_puts_non2xx);
-    return (in_order && held == o_streams) ? 0 : 1;
+    return (in_order && complete && held == o_streams) ? 0 : 1;
 }
