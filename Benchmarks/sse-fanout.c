@@ -128,7 +128,6 @@ struct conn {
     char ev_is_snapshot_value;
     /* per-stream results */
     char got_snapshot;
-    char finished;
     char closed;
     int next_idx;
     unsigned long long last_id;
@@ -144,10 +143,13 @@ static float *g_lat;        /* delivery latencies, ms */
 static long g_lat_n;
 
 /* counters */
-static int c_opened, c_ready, c_failed_connect, c_rejected, c_closed_early, c_finished;
-static long c_received, c_missing_gaps, c_dup_or_reorder, c_id_not_increasing, c_foreign, c_resets;
+static int c_opened, c_ready, c_failed_connect, c_rejected, c_closed_early, c_reject_status;
+static long c_dup_or_reorder, c_id_not_increasing, c_foreign, c_resets;
 static long c_heartbeats;
-static int c_puts_sent, c_puts_answered, c_puts_2xx, c_puts_non2xx, c_put_last_bad_status;
+static int c_puts_sent, c_puts_answered, c_puts_2xx, c_puts_non2xx, c_put_last_bad_status, c_puts_lost;
+static signed char *g_acked;   /* per PUT: 1 answered 2xx, -1 refused or lost, 0 not yet */
+static unsigned char *g_got;   /* per stream, a bitmap of the changes it received */
+static size_t g_got_bytes;     /* bytes of bitmap per stream */
 static int c_put_reconnects;
 static int g_phase; /* 0 opening, 1 delivering */
 
@@ -178,7 +180,7 @@ static int start_connect(struct conn *c) {
     int r = connect(fd, (struct sockaddr *)&g_addr, sizeof g_addr);
     if (r < 0 && errno != EINPROGRESS) { int e = errno; close(fd); errno = e; return -1; }
     c->fd = fd;
-    c->connected = (r == 0);
+    c->connected = 0; /* even if connect() finished at once, EPOLLOUT sends the request */
     struct epoll_event ev = { .events = EPOLLOUT | EPOLLIN, .data.ptr = c };
     if (epoll_ctl(g_epfd, EPOLL_CTL_ADD, fd, &ev) < 0) { close(fd); c->fd = -1; return -1; }
     return 0;
@@ -236,10 +238,9 @@ static void stream_gone(struct conn *c, int rejected) {
     c->closed = 1;
     close_conn(c);
     if (!c->got_snapshot) {
-        if (rejected) c_rejected++; else c_failed_connect++;
+        if (rejected) { c_rejected++; c_reject_status = c->status; } else c_failed_connect++;
     } else {
         c_closed_early++;
-        if (!c->finished) { c->finished = 1; c_finished++; }
     }
 }
 
@@ -277,11 +278,10 @@ static void dispatch_event(struct conn *c, double t) {
     if (c->ev_value_idx < 0) { c_foreign++; goto reset; }
     int idx = c->ev_value_idx;
     if (idx < c->next_idx) { c_dup_or_reorder++; goto reset; }
-    if (idx > c->next_idx) c_missing_gaps += idx - c->next_idx;
+    /* A skipped index is judged at the end: it is a gap only if that PUT was acknowledged. */
+    g_got[(size_t)c->index * g_got_bytes + (size_t)idx / 8] |= (unsigned char)(1u << (idx % 8));
     c->next_idx = idx + 1;
-    c_received++;
     g_lat[g_lat_n++] = (float)(t - g_send_ms[idx]);
-    if (c->next_idx == o_changes && !c->finished) { c->finished = 1; c_finished++; }
 reset:
     c->ev_name[0] = '\0';
     c->ev_has_id = 0;
@@ -448,10 +448,19 @@ static int feed(struct conn *c, const char *p, size_t n, double t) {
 /* ---------- the PUT connection ---------- */
 
 static void put_response_done(struct conn *c, double t) {
-    if (c_puts_answered < c_puts_sent) g_ack_ms[c_puts_answered] = t;
+    int ok = c->status >= 200 && c->status < 300;
+    if (c_puts_answered < c_puts_sent) {
+        g_ack_ms[c_puts_answered] = t;
+        g_acked[c_puts_answered] = ok ? 1 : -1;
+    }
     c_puts_answered++;
-    if (c->status >= 200 && c->status < 300) c_puts_2xx++;
+    if (ok) c_puts_2xx++;
     else { c_puts_non2xx++; c_put_last_bad_status = c->status; }
+}
+
+/* The PUT connection closed: whatever it had not answered yet is lost. */
+static void put_lost(void) {
+    while (c_puts_answered < c_puts_sent) { g_acked[c_puts_answered++] = -1; c_puts_lost++; }
 }
 
 static int put_connect(void) {
@@ -472,8 +481,13 @@ static int put_connect(void) {
 static void send_put(int i) {
     if (g_put.fd < 0) {
         /* The server closed the keep-alive connection; any PUT still unanswered on it is lost. */
-        if (c_puts_answered < c_puts_sent) c_puts_answered = c_puts_sent;
-        if (put_connect() < 0) { perror("PUT connect"); c_puts_sent++; c_puts_answered++; c_puts_non2xx++; return; }
+        put_lost();
+        if (put_connect() < 0) {
+            perror("PUT connect");
+            g_acked[i] = -1;
+            c_puts_sent++; c_puts_answered++; c_puts_lost++;
+            return;
+        }
         c_put_reconnects++;
     }
     char body[128], req[768];
@@ -525,7 +539,7 @@ static void on_ready(struct conn *c, uint32_t events, double t) {
         if (r > 0) {
             if (feed(c, g_rbuf, (size_t)r, t) < 0) {
                 if (c->index >= 0) stream_gone(c, c->status != 0); /* answered, but no snapshot: rejected */
-                else { close_conn(c); }
+                else { close_conn(c); put_lost(); }
                 return;
             }
             if ((size_t)r < sizeof g_rbuf) return;
@@ -537,6 +551,7 @@ static void on_ready(struct conn *c, uint32_t events, double t) {
         else {
             if (c->hstate == HS_BODY && !c->chunked && c->content_left < 0) put_response_done(c, t);
             close_conn(c);
+            put_lost();
         }
         return;
     }
@@ -563,6 +578,17 @@ static double pct(const float *v, long n, double p) {
     if (i < 0) i = 0;
     if (i >= n) i = n - 1;
     return v[i];
+}
+
+/* True when every open stream has received the last acknowledged change. */
+static int all_streams_done(void) {
+    int last = -1;
+    for (int i = 0; i < o_changes; i++) if (g_acked[i] == 1) last = i;
+    for (int i = 0; i < o_streams; i++) {
+        struct conn *c = &g_conns[i];
+        if (c->got_snapshot && !c->closed && c->next_idx <= last) return 0;
+    }
+    return 1;
 }
 
 static void usage(const char *argv0) {
@@ -604,7 +630,10 @@ int main(int argc, char **argv) {
     g_send_ms = calloc((size_t)o_changes, sizeof *g_send_ms);
     g_ack_ms = calloc((size_t)o_changes, sizeof *g_ack_ms);
     g_lat = malloc((size_t)o_streams * (size_t)o_changes * sizeof *g_lat);
-    if (!g_conns || !g_send_ms || !g_ack_ms || !g_lat) { fprintf(stderr, "out of memory\n"); return 1; }
+    g_acked = calloc((size_t)o_changes, 1);
+    g_got_bytes = ((size_t)o_changes + 7) / 8;
+    g_got = calloc((size_t)o_streams, g_got_bytes);
+    if (!g_conns || !g_send_ms || !g_ack_ms || !g_lat || !g_acked || !g_got) { fprintf(stderr, "out of memory\n"); return 1; }
     for (int i = 0; i < o_streams; i++) {
         g_conns[i].fd = -1;
         g_conns[i].index = i;
@@ -632,6 +661,9 @@ int main(int argc, char **argv) {
     int not_ready = o_streams - c_ready - c_failed_connect - c_rejected;
     printf("open:     %d/%d streams holding their snapshot after %.2f s (%d connect failures, %d rejected, %d still waiting)\n",
            c_ready, o_streams, (t_open1 - t_open0) / 1e3, c_failed_connect, c_rejected, not_ready);
+    if (c_rejected)
+        printf("          rejected = answered without a snapshot (last status %d; 200 means the server ended the stream)\n",
+               c_reject_status);
     /* Let the server settle (deferred frees, buffers) before reading its memory. */
     double settle_until = now_ms() + 1000;
     while (now_ms() < settle_until) loop_once(50);
@@ -665,7 +697,7 @@ int main(int argc, char **argv) {
             if (next_put == o_changes) end_deadline = t + o_tail_s * 1e3;
         }
         int live = c_ready - c_closed_early;
-        if (next_put == o_changes && c_finished >= c_ready && c_puts_answered >= c_puts_sent) break;
+        if (next_put == o_changes && c_puts_answered >= c_puts_sent && all_streams_done()) break;
         if (next_put == o_changes && t > end_deadline) break;
         if (live <= 0 && next_put == o_changes) break;
         int timeout = 50;
@@ -680,14 +712,31 @@ int main(int argc, char **argv) {
     double wall_s = (t_end - g_send_ms[0]) / 1e3;
     int held = 0;
     for (int i = 0; i < o_streams; i++) if (!g_conns[i].closed && g_conns[i].got_snapshot) held++;
-    long expected = (long)c_ready * o_changes;
-    long not_arrived = 0;
-    for (int i = 0; i < o_streams; i++)
-        if (g_conns[i].got_snapshot) not_arrived += o_changes - g_conns[i].next_idx;
+    /* Judge every stream against the acknowledged PUTs: a refused PUT owes no
+     * event, an acknowledged one owes one to every stream. */
+    int acked = 0;
+    for (int k = 0; k < o_changes; k++) if (g_acked[k] == 1) acked++;
+    long expected = (long)c_ready * acked;
+    long not_arrived = 0, gaps = 0, unexpected = 0, delivered = 0;
+    for (int i = 0; i < o_streams; i++) {
+        struct conn *c = &g_conns[i];
+        if (!c->got_snapshot) continue;
+        const unsigned char *bits = g_got + (size_t)i * g_got_bytes;
+        for (int k = 0; k < o_changes; k++) {
+            int got = (bits[k / 8] >> (k % 8)) & 1;
+            if (g_acked[k] == 1) {
+                if (got) delivered++;
+                else if (k < c->next_idx) gaps++;   /* a later change arrived, this one never will */
+                else not_arrived++;
+            } else if (got) {
+                unexpected++;                      /* an event for a change the server refused */
+            }
+        }
+    }
     /* In order: among what arrived, no gap, duplicate, reordering, reset or
      * backwards id. Complete: everything arrived before the tail deadline. */
-    int in_order = c_missing_gaps == 0 && c_dup_or_reorder == 0 && c_id_not_increasing == 0 && c_resets == 0;
-    int complete = c_received == expected;
+    int in_order = gaps == 0 && c_dup_or_reorder == 0 && c_id_not_increasing == 0 && c_resets == 0 && unexpected == 0;
+    int complete = not_arrived == 0 && gaps == 0 && acked == o_changes;
 
     qsort(g_lat, (size_t)g_lat_n, sizeof *g_lat, cmp_float);
     double p50 = pct(g_lat, g_lat_n, 50), p90 = pct(g_lat, g_lat_n, 90), p99 = pct(g_lat, g_lat_n, 99);
@@ -698,17 +747,21 @@ int main(int argc, char **argv) {
         if (g_ack_ms[i] > 0) acks[na++] = (float)(g_ack_ms[i] - g_send_ms[i]);
     qsort(acks, (size_t)na, sizeof *acks, cmp_float);
 
-    printf("changes:  %d PUTs sent, %d answered: %d 2xx, %d non-2xx%s", c_puts_sent, c_puts_answered,
+    printf("changes:  %d PUTs sent: %d answered 2xx, %d non-2xx%s", c_puts_sent,
            c_puts_2xx, c_puts_non2xx, c_puts_non2xx ? " (last status " : "");
     if (c_puts_non2xx) printf("%d)", c_put_last_bad_status);
+    if (c_puts_lost) printf(", %d lost (connection closed or failed)", c_puts_lost);
     printf("; PUT response time p50 %.1f ms, max %.1f ms%s\n", pct(acks, na, 50), na ? acks[na - 1] : 0.0,
            c_put_reconnects ? " (PUT connection was re-opened)" : "");
-    printf("events:   expected %ld, received %ld; missing %ld (gaps %ld), duplicate/out-of-order %ld, "
-           "non-increasing id %ld, foreign %ld, reset %ld\n",
-           expected, c_received, not_arrived, c_missing_gaps, c_dup_or_reorder, c_id_not_increasing, c_foreign, c_resets);
+    printf("events:   expected %ld (%d acknowledged changes x %d streams), received %ld; gaps %ld, "
+           "not arrived %ld, duplicate/out-of-order %ld, non-increasing id %ld, for refused PUTs %ld, "
+           "foreign %ld, reset %ld\n",
+           expected, acked, c_ready, delivered, gaps, not_arrived, c_dup_or_reorder, c_id_not_increasing,
+           unexpected, c_foreign, c_resets);
     printf("in order: %s (no gap, duplicate, reordering or reset among the events that arrived)\n", in_order ? "yes" : "NO");
     if (complete) printf("complete: yes (every stream got every change)\n");
-    else printf("complete: NO (%ld events had not arrived %d s after the last PUT: lost, or that late)\n", not_arrived, o_tail_s);
+    else printf("complete: NO (%ld events had not arrived %d s after the last PUT: lost, or that late; "
+                "%ld gaps; %d of %d PUTs acknowledged)\n", not_arrived, o_tail_s, gaps, acked, o_changes);
     printf("latency:  PUT send -> event arrival over %ld events: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms\n",
            g_lat_n, p50, p90, p99, pmax);
     printf("held:     %d of %d streams still open at the end (%d closed by the server early)\n", held, o_streams, c_closed_early);
@@ -720,7 +773,7 @@ int main(int argc, char **argv) {
     printf("\n");
     printf("RESULT streams=%d held=%d expected=%ld received=%ld in_order=%s complete=%s p50_ms=%.1f p90_ms=%.1f p99_ms=%.1f max_ms=%.1f "
            "kib_per_stream=%.2f gen_cpu_pct=%.0f server_cpu_pct=%.0f puts_2xx=%d puts_non2xx=%d\n",
-           o_streams, held, expected, c_received, in_order ? "yes" : "no", complete ? "yes" : "no", p50, p90, p99, pmax,
+           o_streams, held, expected, delivered, in_order ? "yes" : "no", complete ? "yes" : "no", p50, p90, p99, pmax,
            kib_per_stream, gen_pct, srv_pct, c_puts_2xx, c_puts_non2xx);
     return (in_order && complete && held == o_streams) ? 0 : 1;
 }
