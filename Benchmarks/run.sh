@@ -111,8 +111,11 @@ start_server() {
         SERVER_PORT=$(sed -nE 's#.*listening on http://[^ ]*:([0-9]+).*#\1#p' "$out" | head -n1)
         [ -n "$SERVER_PORT" ] && break
         if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-            fail "$name exited before listening; its stderr:"
-            sed 's/^/    /' "$err" | tail -n 20
+            local status=0
+            wait "$SERVER_PID" 2>/dev/null || status=$?
+            fail "$name ($*) exited with status $status before printing its listening line; its output:"
+            cat "$out" "$err" | tail -n 20 | sed 's/^/    /'
+            [ -s "$out" ] || [ -s "$err" ] || echo "    (nothing)"
             stop_server "$SERVER_PID"
             return 1
         fi
