@@ -44,10 +44,7 @@ GOALS_MISSED=0
 cleanup() {
     local pid
     for pid in "${SERVER_PIDS[@]}"; do
-        kill -TERM "$pid" 2>/dev/null || true
-    done
-    for pid in "${SERVER_PIDS[@]}"; do
-        wait "$pid" 2>/dev/null || true
+        stop_server "$pid"   # SIGTERM, then SIGKILL after 10 s
     done
     rm -rf "$WORK"
 }
