@@ -66,3 +66,17 @@ contract-test: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product tidings
 	scripts/check-runtime-libs.sh $(BIN_RELEASE) Dockerfile
 	TIDINGS_BIN=$(BIN_RELEASE) Tests/contract/run_schemathesis.sh
+
+# Benchmarks: builds the C tools and the release server (swift build -c release),
+# then measures Tidings side by side with a bare C evhttp server. See Benchmarks/README.md.
+BENCH_APT_PACKAGES := wrk gcc curl
+.PHONY: bench-deps
+bench-deps: deps
+	@missing=""; for p in $(BENCH_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing) || exit 1; \
+	fi
+
+bench: bench-deps
+	Benchmarks/run.sh
