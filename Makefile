@@ -18,15 +18,21 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# Static Swift runtime, as in the container image (and shared with contract-test's build).
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --static-swift-stdlib --product tidings
 
 run: release
 	$(BIN_RELEASE)
 
+# Everything: unit and end-to-end tests (real server, real sockets, real SQLite), the contract
+# and container lint, the dashboard in a real browser, and schemathesis against the release binary.
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory browser-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
+	$(MAKE) --no-print-directory contract-test
 
 clean:
 	rm -rf .build
