@@ -80,8 +80,8 @@ final class ConventionsTests: XCTestCase {
     }
 
     func test_malformed_JSON_body_is_400() throws {
-        // Not listed: `{"value": 1,}` — Foundation's parser accepts a trailing comma (reported).
-        for text in ["{", #"{"value": }"#, "value=1", #"{'value': 1}"#, "\u{FF}\u{FE}", "", #"{"value": 1} x"#] {
+        for text in ["{", #"{"value": }"#, "value=1", #"{'value': 1}"#, "\u{FF}\u{FE}", "", #"{"value": 1} x"#,
+                     #"{"value": 1,}"#, #"{"things": ["a",]}"#, #"{"value": 1 /* c */}"#, #"{"value": NaN}"#] {
             for (method, target) in [("PUT", "/preferences/age"), ("PATCH", "/preferences"),
                                      ("POST", "/things"), ("PUT", "/things")] {
                 assertProblem(try server.request(method, target, contentType: "application/json", text: text), 400,
@@ -89,6 +89,11 @@ final class ConventionsTests: XCTestCase {
             }
         }
         XCTAssertEqual(try server.currentRevision(), 0)
+    }
+
+    func test_commas_and_brackets_inside_strings_are_not_mistaken_for_malformed_JSON() throws {
+        XCTAssertEqual(try server.put("name", "a,}b,]\\\",}").value?["value"], "a,}b,]\\\",}")
+        XCTAssertEqual(try server.put(things: ["x,]", "y,}"]).value?["things"], ["X,]", "Y,}"])
     }
 
     func test_wellformed_JSON_of_the_wrong_shape_is_422() throws {

@@ -216,6 +216,62 @@ final class StreamsTests: XCTestCase {
         XCTAssertEqual(try query.nextEvents(2).map(\.name), ["reset", "things"])
     }
 
+    func test_resume_with_an_id_the_server_never_issued_sends_reset_and_a_fresh_snapshot() throws {
+        XCTAssertEqual(try server.put("age", 6).status, 200)
+        let stream = try server.openEventStream("/preferences/age/events", headers: ["Last-Event-ID": "abc"])
+        let events = try stream.nextEvents(2)
+        XCTAssertEqual(events.map(\.name), ["reset", "preference"])
+        XCTAssertEqual(events[1].value, ["key": "age", "value": 6, "revision": 1])
+    }
+
+    // MARK: Slow subscribers
+
+    func test_a_non_reading_stream_is_cut_off_while_another_keeps_receiving_and_it_resumes_without_a_gap() throws {
+        let stalledConnection = try server.connect()
+        // Small enough that the server's side backs up, large enough (64 KiB windows) that
+        // draining what the kernel still holds after the cut-off takes no time.
+        stalledConnection.setReceiveBuffer(65_536)
+        let stalled = try stalledConnection.openEventStream("/preferences/name/events")
+        XCTAssertEqual(stalled.reply.status, 200)
+        let reader = try server.openEventStream("/preferences/name/events")
+        XCTAssertEqual(try reader.nextEvent().id, "0")
+
+        // 16 events of 200 kB: far past the 1 MiB bound for a client that reads nothing.
+        let writes = 16
+        for index in 1...writes {
+            let value = String(repeating: Character(UnicodeScalar(UInt8(96 + index))), count: 200_000)
+            XCTAssertEqual(try server.put("name", value).status, 200)
+            let event = try reader.nextEvent(timeout: 10)
+            XCTAssertEqual(event.id, "\(index)", "the reading stream was held up")
+        }
+        // The stalled client now reads what reached it: some events, then the end.
+        var received: [EventStreamReader.Event] = []
+        for message in try stalled.readToEnd(timeout: 10) {
+            if case let .event(id, name, data) = message { received.append(.init(id: id, name: name, data: data)) }
+        }
+        XCTAssertTrue(stalled.isEnded)
+        XCTAssertLessThan(received.count, writes + 1, "the stalled stream was never cut off")
+        let lastSeen = try XCTUnwrap(received.last?.id)
+
+        // Resume: the rest, written as the client reads it (more than the bound), then live.
+        let resumed = try server.openEventStream("/preferences/name/events", headers: ["Last-Event-ID": lastSeen])
+        XCTAssertEqual(try server.put("name", "live").status, 200)
+        let missing = writes - Int(lastSeen)!
+        let replay = try resumed.nextEvents(missing + 1, timeout: 20)
+        XCTAssertEqual(replay.map(\.id), ((Int(lastSeen)! + 1)...(writes + 1)).map(String.init))
+        XCTAssertEqual(replay.last?.value?["value"], "live")
+        XCTAssertEqual(try reader.nextEvent().id, "\(writes + 1)")
+    }
+
+    func test_HEAD_on_a_stream_answers_the_stream_headers_without_a_body() throws {
+        let connection = try server.connect()
+        let head = try connection.request("HEAD", "/preferences/events")
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.header("Content-Type"), "text/event-stream")
+        XCTAssertTrue(head.body.isEmpty)
+        XCTAssertEqual(try connection.request("GET", "/healthz").status, 200, "the connection is still usable")
+    }
+
     // MARK: Isolation, fan-out, heartbeat
 
     func test_a_stream_for_key_a_never_receives_changes_of_key_b() throws {

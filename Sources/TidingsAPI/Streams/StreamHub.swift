@@ -24,6 +24,14 @@ final class StreamHub {
     /// Starts the stream for `request` covering `coverage` (resume point from `Last-Event-ID`
     /// or `?lastEventId=`).
     func open(_ request: Request, responder: Responder, coverage: StreamCoverage) {
+        if request.method == .HEAD {
+            // HEAD gets the stream's headers and nothing else; opening a stream would leave
+            // the connection streaming an empty body, so the client's next request hangs.
+            responder.send(Response(status: 200, headers: [
+                "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
+            ]))
+            return
+        }
         guard let stream = responder.startEventStream(retryMilliseconds: 3_000) else { return }
         let current = state.revision
         let resumeFrom = Self.resumePoint(request)
