@@ -82,6 +82,7 @@ final class DurabilityTests: XCTestCase {
             var ackedThings: Set<String> = []
             var sentThings: Set<String> = []
             var maxAckedRevision: UInt64 = 0
+            var ackedRevisions: Set<UInt64> = []
             var acks = 0
             var unexpected: [String] = []
         }
@@ -90,7 +91,7 @@ final class DurabilityTests: XCTestCase {
 
         let killer = Thread {
             let deadline = Date().addingTimeInterval(20)
-            while ledger.current.acks < 600 && Date() < deadline { usleep(5_000) }
+            while ledger.current.acks < 2_000 && Date() < deadline { usleep(5_000) }
             stop.withLock { $0 = true }
             kill(pid, SIGKILL)
         }
@@ -111,6 +112,7 @@ final class DurabilityTests: XCTestCase {
                 ledger.withLock {
                     $0.ackedValue[client] = n
                     $0.maxAckedRevision = max($0.maxAckedRevision, revision)
+                    $0.ackedRevisions.insert(revision)
                     $0.acks += 1
                 }
                 let thing = "T\(client)-\(n)"
@@ -124,6 +126,7 @@ final class DurabilityTests: XCTestCase {
                 ledger.withLock {
                     _ = $0.ackedThings.insert(thing.uppercased())
                     $0.maxAckedRevision = max($0.maxAckedRevision, thingRevision)
+                    $0.ackedRevisions.insert(thingRevision)
                     $0.acks += 1
                 }
             }
@@ -133,7 +136,8 @@ final class DurabilityTests: XCTestCase {
 
         let final = ledger.current
         XCTAssertEqual(final.unexpected, [])
-        XCTAssertGreaterThanOrEqual(final.acks, 600, "the load did not get going")
+        XCTAssertGreaterThanOrEqual(final.acks, 2_000, "the load did not get going")
+        XCTAssertEqual(final.ackedRevisions.count, final.acks, "two acknowledged changes share a revision")
 
         let restarted = try TidingsProcess(arguments: ["--preferences", schemaPath], dataDirectory: dataDirectory)
         defer { restarted.stop() }
@@ -153,6 +157,32 @@ final class DurabilityTests: XCTestCase {
         // The counter continues above everything acknowledged.
         let next = try restarted.post(thing: "after the crash").value?["revision"]?.uint64Value ?? 0
         XCTAssertGreaterThan(next, final.maxAckedRevision)
+    }
+
+    func test_resume_across_a_restart_never_leaves_a_silent_gap() throws {
+        let directory = try TemporaryDirectory()
+        let first = try TidingsProcess(dataDirectory: directory.url)
+        for value in 1...3 { XCTAssertEqual(try first.put("age", value).status, 200) }
+        XCTAssertEqual(first.stop(), 0)
+
+        let second = try TidingsProcess(dataDirectory: directory.url)
+        defer { second.stop() }
+        // At the current revision: nothing was missed, nothing is sent.
+        let upToDate = try second.openEventStream("/preferences/age/events", headers: ["Last-Event-ID": "3"])
+        upToDate.assertNoEvent(within: 0.2)
+        // From before the restart: exactly the missed events, or a reset and a fresh snapshot.
+        let behind = try second.openEventStream("/preferences/age/events", headers: ["Last-Event-ID": "1"])
+        let firstEvent = try behind.nextEvent()
+        if firstEvent.name == "reset" {
+            let snapshot = try behind.nextEvent()
+            XCTAssertEqual(snapshot.id, "3")
+            XCTAssertEqual(snapshot.value, ["key": "age", "value": 3, "revision": 3])
+        } else {
+            XCTAssertEqual([firstEvent.id, try behind.nextEvent().id], ["2", "3"])
+        }
+        XCTAssertEqual(try second.put("age", 4).status, 200)
+        XCTAssertEqual(try upToDate.nextEvent().id, "4")
+        XCTAssertEqual(try behind.nextEvent().id, "4")
     }
 
     func test_SIGTERM_during_writes_answers_in_flight_writes_and_they_are_durable() throws {

@@ -321,6 +321,38 @@ final class StreamsTests: XCTestCase {
         }
     }
 
+    func test_under_concurrent_writes_a_stream_gets_every_revision_exactly_once_in_order() throws {
+        let stream = try server.openEventStream("/events")
+        _ = try stream.nextEvents(10)
+        let port = server.port
+        let acknowledged = Locked(Set<UInt64>())
+        concurrently(8) { client in
+            guard let connection = try? HTTPConnection(port: port) else { return }
+            for n in 0..<40 {
+                let reply: HTTPReply?
+                switch n % 4 {
+                case 0: reply = try? connection.request("PUT", "/preferences/age", json: ["value": client * 100 + n])
+                case 1: reply = try? connection.request("PATCH", "/preferences", json: ["speed": Double(n) / 2, "numberOfItems": client])
+                case 2: reply = try? connection.request("POST", "/things", json: ["thing": "c\(client)n\(n)"])
+                default: reply = try? connection.request("DELETE", "/things/c\(client)n\(n - 1)")
+                }
+                if let revision = reply?.revisionHeader, let status = reply?.status, (200..<300).contains(status) {
+                    acknowledged.withLock { _ = $0.insert(revision) }
+                }
+            }
+        }
+        let current = try server.currentRevision()
+        XCTAssertGreaterThan(current, 200)
+        var ids: [UInt64] = []
+        while ids.last != current {
+            let event = try stream.nextEvent()
+            ids.append(try XCTUnwrap(event.id.flatMap { UInt64($0) }, "\(event)"))
+        }
+        XCTAssertEqual(ids, Array(1...current), "every revision once, in order")
+        XCTAssertTrue(acknowledged.current.isSubset(of: Set(ids)))
+        stream.assertNoEvent(within: 0.2)
+    }
+
     func test_heartbeat_comment_arrives_every_heartbeat_seconds() throws {
         let beating = try TidingsProcess(arguments: ["--heartbeat", "1"])
         defer { beating.stop() }
