@@ -70,6 +70,15 @@ final class ThingsTests: XCTestCase {
         XCTAssertEqual(try none.things(), ["YOLO"])
     }
 
+    func test_text_case_none_a_thing_named_events_can_be_deleted_despite_the_stream_route() throws {
+        let none = try TidingsProcess(arguments: ["--text-case", "none"])
+        defer { none.stop() }
+        XCTAssertEqual(try none.post(thing: "events").status, 201)
+        XCTAssertEqual(try none.request("DELETE", "/things/events").status, 204)
+        XCTAssertEqual(try none.things(), [])
+        assertProblem(try none.request("DELETE", "/things/events"), 404)
+    }
+
     func test_empty_thing_after_trimming_is_422() throws {
         for raw in ["", "   ", "\n\t"] { assertProblem(try server.post(thing: raw), 422, raw.debugDescription) }
         XCTAssertEqual(try server.things(), [])
