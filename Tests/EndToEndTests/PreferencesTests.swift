@@ -260,6 +260,7 @@ final class PreferencesTests: XCTestCase {
             (#"{"limit": {"type": "integer"}}"#, "limit"),
             (#"{"level": {"type": "integer", "default": 20, "maximum": 10}}"#, "level"),
             (#"{"mode": {"type": "string", "default": "a", "enum": ["b", "c"]}}"#, "mode"),
+            (#"{"fine": {"type": "integer", "default": 1}, "events": {"type": "integer", "default": 1}}"#, "events"),
         ]
         for (index, (text, key)) in cases.enumerated() {
             let path = try directory.file("bad\(index).json", text)
