@@ -70,10 +70,18 @@ public final class TidingsResources {
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw StartupError(description: "cannot read --preferences file \(path): \(error.localizedDescription)")
         }
+        let preferences: Preferences
         do {
-            return try Preferences(schemaJSON: data, store: mirror)
+            preferences = try Preferences(schemaJSON: data, store: mirror)
         } catch {
             throw StartupError(description: "invalid --preferences file \(path): \(error)")
         }
+        // `/preferences/events` is the event stream: a key of that name could be read and
+        // written only through PATCH, so it is refused like any other bad declaration.
+        if preferences.declaration(forKey: "events") != nil {
+            throw StartupError(description: "invalid --preferences file \(path): preference \"events\": "
+                + "the name is reserved (GET /preferences/events is the event stream)")
+        }
+        return preferences
     }
 }
