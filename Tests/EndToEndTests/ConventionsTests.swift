@@ -121,8 +121,14 @@ final class ConventionsTests: XCTestCase {
 
     func test_malformed_query_is_400() throws {
         assertProblem(try server.get("/events?topics=weather"), 400)
-        assertProblem(try server.get("/preferences/events?keys=age,nope"), 400)
         assertProblem(try server.get("/events?topics=things&keys=age"), 400)
+        assertProblem(try server.get("/events?lastEventId=abc"), 400)
+    }
+
+    func test_unknown_key_in_a_stream_query_is_422_naming_it() throws {
+        let reply = try server.get("/preferences/events?keys=age,nope")
+        assertProblem(reply, 422)
+        XCTAssertTrue(reply.text.contains("nope"), reply.text)
     }
 
     func test_body_over_1_MiB_is_413_and_the_server_keeps_serving() throws {

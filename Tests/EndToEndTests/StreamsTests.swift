@@ -216,9 +216,14 @@ final class StreamsTests: XCTestCase {
         XCTAssertEqual(try query.nextEvents(2).map(\.name), ["reset", "things"])
     }
 
-    func test_resume_with_an_id_the_server_never_issued_sends_reset_and_a_fresh_snapshot() throws {
+    func test_resume_with_an_id_that_is_not_a_revision_is_400() throws {
+        let reply = try server.get("/preferences/age/events", headers: ["Last-Event-ID": "abc"])
+        assertProblem(reply, 400)
+    }
+
+    func test_resume_with_an_id_beyond_64_bits_sends_reset_and_a_fresh_snapshot() throws {
         XCTAssertEqual(try server.put("age", 6).status, 200)
-        let stream = try server.openEventStream("/preferences/age/events", headers: ["Last-Event-ID": "abc"])
+        let stream = try server.openEventStream("/preferences/age/events", headers: ["Last-Event-ID": "99999999999999999999"])
         let events = try stream.nextEvents(2)
         XCTAssertEqual(events.map(\.name), ["reset", "preference"])
         XCTAssertEqual(events[1].value, ["key": "age", "value": 6, "revision": 1])
