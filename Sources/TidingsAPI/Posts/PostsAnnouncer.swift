@@ -42,6 +42,9 @@ final class PostsAnnouncer {
     /// The loader's current state and the `GET /posts` body for it (one line of JSON).
     private let current: @MainActor () -> (state: LoadState<[Post]>, json: String)
     private var lastAnnounced = Key(.idle)
+    /// The data of the last `posts` event (nil before the first): what a stream's snapshot
+    /// shows at the current revision, so a snapshot never runs ahead of the events after it.
+    private(set) var lastAnnouncedJSON: String?
     private var announcing = false
     private var grace: (id: UInt64, task: Task<Void, Never>)?
     private var graceID: UInt64 = 0
@@ -124,6 +127,7 @@ final class PostsAnnouncer {
         let key = Key(now)
         guard !heldBack(now), key != lastAnnounced else { return }
         lastAnnounced = key
+        lastAnnouncedJSON = json
         let entry = JournalEntry(revision: revision, topic: .posts,
                                  frame: EventFrame.frame(id: revision, event: "posts", json: json))
         state.record(entry)

@@ -51,7 +51,12 @@ final class PostsFeed {
         announcer.onFailure = { [logger] failure in
             logger.warning("posts event not announced: \(failure)")
         }
-        state.postsSnapshotJSON = { [unowned self] in json }
+        // A stream's snapshot is the state as of the current revision: the last announced one
+        // (the live state may be ahead of it while its event is being committed or held back).
+        state.postsSnapshotJSON = { [unowned self] in
+            announcer.lastAnnouncedJSON ?? EventFrame.json(PostsStateBody(.idle, source: source.absoluteString,
+                                                                          timeout: policy.timeout))
+        }
     }
 
     /// The upstream policy from the flags: `--feed-timeout`, 8 MiB, back-off 1 s doubling up

@@ -139,26 +139,25 @@ private final class TransferDelegate: NSObject, URLSessionDataDelegate, Sendable
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
         let tooLarge = transfers.withLock { all -> Bool in
-            guard var transfer = all[dataTask.taskIdentifier], let limit = transfer.limit,
+            guard let index = all.index(forKey: dataTask.taskIdentifier), let limit = all.values[index].limit,
                   response.expectedContentLength > Int64(limit) else { return false }
-            if transfer.failure == nil { transfer.failure = .bodyTooLarge(limit: limit) }
-            all[dataTask.taskIdentifier] = transfer
+            if all.values[index].failure == nil { all.values[index].failure = .bodyTooLarge(limit: limit) }
             return true
         }
         completionHandler(tooLarge ? .cancel : .allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        // Mutated in place through `values[index]`: a copy of the transfer would copy its body
+        // on every append (quadratic for a large answer).
         let tooLarge = transfers.withLock { all -> Bool in
-            guard var transfer = all[dataTask.taskIdentifier], transfer.failure == nil else { return false }
-            if let limit = transfer.limit, transfer.body.count + data.count > limit {
-                transfer.failure = .bodyTooLarge(limit: limit)
-                transfer.body = Data()
-                all[dataTask.taskIdentifier] = transfer
+            guard let index = all.index(forKey: dataTask.taskIdentifier), all.values[index].failure == nil else { return false }
+            if let limit = all.values[index].limit, all.values[index].body.count + data.count > limit {
+                all.values[index].failure = .bodyTooLarge(limit: limit)
+                all.values[index].body = Data()
                 return true
             }
-            transfer.body.append(data)
-            all[dataTask.taskIdentifier] = transfer
+            all.values[index].body.append(data)
             return false
         }
         if tooLarge { dataTask.cancel() }
