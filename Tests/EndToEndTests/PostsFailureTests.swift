@@ -8,7 +8,7 @@ final class PostsFailureTests: XCTestCase {
         let upstream = try UpstreamServer()
         defer { upstream.stop() }
         upstream.behaviour = .posts(PostsFixture.feed)
-        let server = try PostsFixture.server(upstream, timeout: 1)
+        let server = try PostsFixture.server(upstream, timeout: 1, ["--log-level", "debug"])
         defer { server.stop() }
         let good = try server.settledPosts("loaded")
 
@@ -46,6 +46,11 @@ final class PostsFailureTests: XCTestCase {
         XCTAssertTrue(refused.message.contains("connection refused"), refused.message)
         XCTAssertEqual(refused.postTitles, good.postTitles)
         XCTAssertNil(refused.error?["upstreamStatus"])
+
+        // Each fetch's outcome was counted (the metrics hook also logs it at debug level).
+        for outcome in ["success", "http_error", "invalid_body", "too_large", "timeout", "connection_error"] {
+            XCTAssertTrue(server.log.contains("outcome=\(outcome)"), "no \(outcome) fetch logged:\n\(server.log)")
+        }
     }
 
     func testColdFailureHasNoPostsAndNoFetchTime() throws {

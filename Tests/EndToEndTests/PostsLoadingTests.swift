@@ -232,3 +232,27 @@ final class PostsLoadingTests: XCTestCase {
         XCTAssertEqual(state.posts.count, 8)
     }
 }
+
+/// Graceful shutdown with the feed busy: a hanging upstream load and a reader holding
+/// `?wait=30` do not keep the process alive.
+final class PostsShutdownTests: XCTestCase {
+    func testSigtermWhileLoadingAndWaitingExitsPromptly() throws {
+        let upstream = try UpstreamServer()
+        defer { upstream.stop() }
+        upstream.behaviour = .hang
+        let server = try PostsFixture.server(upstream, timeout: 30, refresh: 1)
+        XCTAssertEqual(try server.posts().state, "loading")
+        let answered = Collected<Int>()
+        let address = server.address
+        let waiter = Thread {
+            answered.append((try? address.request("GET", "/posts?wait=30"))?.status ?? -1)
+        }
+        waiter.start()
+        usleep(200_000)
+        let started = Date()
+        XCTAssertEqual(server.stop(signal: SIGTERM), 0, server.log)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3, "shutdown waited for the feed")
+        XCTAssertTrue(server.eventually(timeout: 2) { !answered.all.isEmpty })
+        XCTAssertEqual(answered.all.first, 200, "the waiting reader got its answer before the exit")
+    }
+}

@@ -47,7 +47,8 @@ public final class TidingsResources {
         ContractRoute.register(on: app.router)
 
         // Posts: the feed (its URL resolved at first use, after start), the built-in sample
-        // upstream, and its shutdown (before the writes drain: it may still announce).
+        // upstream, and its shutdown (cancel loads; before the writes drain, so an announcement
+        // already submitted still lands). Metrics: `posts.reportFetches(to:)`.
         let posts = PostsFeed(configuration: configuration, state: state, writes: writes,
                               boundPort: { [unowned app] in app.server.port },
                               isDraining: { [unowned app] in app.server.isDraining }, logger: app.logger)

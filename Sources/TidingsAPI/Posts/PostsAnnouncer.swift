@@ -17,6 +17,8 @@ import Observing
 ///   change back to what clients last heard (loading → 304 within the commit) takes no event —
 ///   its revision stays unused, which readers cannot tell from a revision of another topic.
 ///   Any change after that starts the next announcement, so events follow the states in order.
+/// - A stream's snapshot shows ``lastAnnouncedJSON``, the state as of the current revision, so
+///   the live events after it never repeat or skip what the snapshot showed.
 ///
 /// Confined to the main actor (the event loop), like the loader it watches.
 @MainActor

@@ -26,6 +26,7 @@ final class PostsFeed {
     private var announcer: PostsAnnouncer!
     private var resolvedSource: URL?
     private var shutDown = false
+    private let meter: UpstreamFetchMeter
 
     /// The loader's state, updated *before* anyone is told of a change (`@Published` announces
     /// in `willSet`, when the loader's own property still holds the old value).
@@ -47,6 +48,7 @@ final class PostsFeed {
         self.isDraining = isDraining
         self.client = client
         self.logger = logger
+        meter = UpstreamFetchMeter(logger: logger)
         announcer = PostsAnnouncer(state: state, writes: writes) { [unowned self] in (current, json) }
         announcer.onFailure = { [logger] failure in
             logger.warning("posts event not announced: \(failure)")
@@ -103,10 +105,17 @@ final class PostsFeed {
             headers["Authorization"] = "Bearer \(token)"
         }
         var environment = EnvironmentValues()
-        environment.httpClient = client
+        environment.httpClient = MeteredHTTPClient(base: client, meter: meter)
         let loader = DataLoader<[Post]>(request: HTTPClientRequest(url: source, headers: headers),
-                                        environment: environment, policy: policy) { data in
-            try Post.decodeFeed(data)
+                                        environment: environment, policy: policy) { [meter] data in
+            do {
+                let posts = try Post.decodeFeed(data)
+                meter.decoded(data, ok: true)
+                return posts
+            } catch {
+                meter.decoded(data, ok: false)
+                throw error
+            }
         }
         loaderStorage = loader
         subscription = loader.$state.dropFirst().sink { [unowned self] newState in stateDidChange(newState) }
@@ -121,6 +130,13 @@ final class PostsFeed {
         }
         if newState.phase != .loading { waiters.answerAll(with: response()) }
         announcer.stateDidChange(newState)
+    }
+
+    /// Sends how each upstream fetch ended (`success`, `not_modified`, `connection_error`,
+    /// `timeout`, `http_error`, `too_large`, `invalid_body`, `cancelled`) to `report`, from any
+    /// thread — e.g. `TidingsMetrics.shared.recordUpstreamFetch(outcome:)`.
+    func reportFetches(to report: @escaping @Sendable (String) -> Void) {
+        meter.setReporter(report)
     }
 
     /// Upstream requests started so far.
