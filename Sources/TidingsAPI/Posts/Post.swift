@@ -29,6 +29,20 @@ struct Post: Sendable, Encodable {
     }
 }
 
+/// What the posts loader holds: the posts, and their JSON array encoded once, off the loop,
+/// where they were decoded (an 8 MiB feed takes a while to encode; the loop only splices it
+/// into the `GET /posts` object).
+struct FetchedPosts: Sendable {
+    let posts: [Post]
+    /// `posts` as one line of JSON (the shared encoder's sorted keys).
+    let json: String
+
+    init(_ posts: [Post]) {
+        self.posts = posts
+        json = EventFrame.json(posts)
+    }
+}
+
 /// Why an upstream body is not a feed of posts; the description is the `error.message` clients
 /// see, so it names the element and the field.
 enum PostsDecodingError: Error, Sendable, CustomStringConvertible {

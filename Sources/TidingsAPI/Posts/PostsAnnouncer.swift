@@ -32,7 +32,7 @@ final class PostsAnnouncer {
         let error: DataLoaderError?
         let fetchedAt: Date?
 
-        init(_ state: LoadState<[Post]>) {
+        init(_ state: LoadState<FetchedPosts>) {
             phase = state.phase
             error = state.error
             fetchedAt = state.lastGood?.fetchedAt
@@ -42,7 +42,7 @@ final class PostsAnnouncer {
     private let state: TidingsState
     private let writes: WritePipeline
     /// The loader's current state and the `GET /posts` body for it (one line of JSON).
-    private let current: @MainActor () -> (state: LoadState<[Post]>, json: String)
+    private let current: @MainActor () -> (state: LoadState<FetchedPosts>, json: String)
     private var lastAnnounced = Key(.idle)
     /// The data of the last `posts` event (nil before the first): what a stream's snapshot
     /// shows at the current revision, so a snapshot never runs ahead of the events after it.
@@ -57,14 +57,14 @@ final class PostsAnnouncer {
     var onFailure: (@MainActor (WriteFailure) -> Void)?
 
     init(state: TidingsState, writes: WritePipeline,
-         current: @escaping @MainActor () -> (state: LoadState<[Post]>, json: String)) {
+         current: @escaping @MainActor () -> (state: LoadState<FetchedPosts>, json: String)) {
         self.state = state
         self.writes = writes
         self.current = current
     }
 
     /// Call after every state change of the loader (with the new state).
-    func stateDidChange(_ newState: LoadState<[Post]>) {
+    func stateDidChange(_ newState: LoadState<FetchedPosts>) {
         guard !stopped else { return }
         if case .loading(previous: .some) = newState {
             if grace == nil && !loadingMayBeAnnounced { startGrace() }
@@ -97,7 +97,7 @@ final class PostsAnnouncer {
     }
 
     /// True while the current state is a refresh's `loading` still within its grace.
-    private func heldBack(_ loadState: LoadState<[Post]>) -> Bool {
+    private func heldBack(_ loadState: LoadState<FetchedPosts>) -> Bool {
         if case .loading(previous: .some) = loadState { return !loadingMayBeAnnounced }
         return false
     }

@@ -4,7 +4,8 @@ import Logging
 import Observing
 import OpenCombine
 
-/// The posts resource's model: a `DataLoader<[Post]>` over the upstream feed, the `GET /posts`
+/// The posts resource's model: a `DataLoader<FetchedPosts>` (the posts and their JSON, both made
+/// off the loop) over the upstream feed, the `GET /posts`
 /// body for its state, the requests waiting for a load to end (`?wait=`), and its events.
 ///
 /// The source URL is `--feed-url`, or the server's own `GET /sample/posts`. The latter needs
@@ -21,7 +22,7 @@ final class PostsFeed {
     private let isDraining: @MainActor () -> Bool
     private let client: any HTTPClient
     private let logger: Logger
-    private var loaderStorage: DataLoader<[Post]>?
+    private var loaderStorage: DataLoader<FetchedPosts>?
     private var subscription: AnyCancellable?
     private var announcer: PostsAnnouncer!
     private var resolvedSource: URL?
@@ -30,7 +31,7 @@ final class PostsFeed {
 
     /// The loader's state, updated *before* anyone is told of a change (`@Published` announces
     /// in `willSet`, when the loader's own property still holds the old value).
-    private(set) var current: LoadState<[Post]> = .idle
+    private(set) var current: LoadState<FetchedPosts> = .idle
     private var cachedBody: (json: String, bytes: [UInt8])?
     private var index: (fetchedAt: Date, ids: [String: Int])?
     private lazy var waiters = PostsWaiters { [unowned self] in checkWaiters() }
@@ -56,8 +57,7 @@ final class PostsFeed {
         // A stream's snapshot is the state as of the current revision: the last announced one
         // (the live state may be ahead of it while its event is being committed or held back).
         state.postsSnapshotJSON = { [unowned self] in
-            announcer.lastAnnouncedJSON ?? EventFrame.json(PostsStateBody(.idle, source: source.absoluteString,
-                                                                          timeout: policy.timeout))
+            announcer.lastAnnouncedJSON ?? PostsStateBody(.idle, source: source.absoluteString, timeout: policy.timeout).json
         }
     }
 
@@ -96,7 +96,7 @@ final class PostsFeed {
     // MARK: Loader
 
     /// Created at first use, when the source URL can be known.
-    private var loader: DataLoader<[Post]>? {
+    private var loader: DataLoader<FetchedPosts>? {
         if shutDown { return nil }
         if let loaderStorage { return loaderStorage }
         var headers: [String: String] = [:]
@@ -106,10 +106,10 @@ final class PostsFeed {
         }
         var environment = EnvironmentValues()
         environment.httpClient = MeteredHTTPClient(base: client, meter: meter)
-        let loader = DataLoader<[Post]>(request: HTTPClientRequest(url: source, headers: headers),
+        let loader = DataLoader<FetchedPosts>(request: HTTPClientRequest(url: source, headers: headers),
                                         environment: environment, policy: policy) { [meter] data in
             do {
-                let posts = try Post.decodeFeed(data)
+                let posts = FetchedPosts(try Post.decodeFeed(data))
                 meter.decoded(data, ok: true)
                 return posts
             } catch {
@@ -122,7 +122,7 @@ final class PostsFeed {
         return loader
     }
 
-    private func stateDidChange(_ newState: LoadState<[Post]>) {
+    private func stateDidChange(_ newState: LoadState<FetchedPosts>) {
         current = newState
         cachedBody = nil
         if let error = newState.error {
@@ -156,7 +156,7 @@ final class PostsFeed {
     /// The `GET /posts` body for the current state (encoded once per state).
     var json: String {
         if let cachedBody { return cachedBody.json }
-        let json = EventFrame.json(PostsStateBody(current, source: source.absoluteString, timeout: policy.timeout))
+        let json = PostsStateBody(current, source: source.absoluteString, timeout: policy.timeout).json
         cachedBody = (json, Array(json.utf8))
         return json
     }
@@ -192,12 +192,12 @@ final class PostsFeed {
         guard let loaded = current.lastGood else { return nil }
         if index?.fetchedAt != loaded.fetchedAt {
             var ids: [String: Int] = [:]
-            for (position, post) in loaded.value.enumerated() where ids[post.id.pathForm] == nil {
+            for (position, post) in loaded.value.posts.enumerated() where ids[post.id.pathForm] == nil {
                 ids[post.id.pathForm] = position
             }
             index = (loaded.fetchedAt, ids)
         }
-        return index?.ids[id].map { loaded.value[$0] }
+        return index?.ids[id].map { loaded.value.posts[$0] }
     }
 
     // MARK: Shutdown

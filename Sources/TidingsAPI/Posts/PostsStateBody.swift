@@ -2,8 +2,9 @@ import Foundation
 import Observing
 
 /// The object `GET /posts` answers and every `posts` event carries:
-/// `{"state", "posts", "fetchedAt", "error", "source"}` (absent values as `null`).
-struct PostsStateBody: Encodable {
+/// `{"error", "fetchedAt", "posts", "source", "state"}` (absent values as `null`; keys in the
+/// shared encoder's sorted order).
+struct PostsStateBody {
     /// `{"message", "upstreamStatus"?}`.
     struct ErrorBody: Encodable {
         let message: String
@@ -11,30 +12,36 @@ struct PostsStateBody: Encodable {
     }
 
     let state: String
-    let posts: [Post]
+    /// The posts array, already encoded (``FetchedPosts/json``).
+    let postsJSON: String
     let fetchedAt: String?
     let error: ErrorBody?
     let source: String
 
-    init(_ loadState: LoadState<[Post]>, source: String, timeout: Duration) {
+    init(_ loadState: LoadState<FetchedPosts>, source: String, timeout: Duration) {
         state = loadState.phase.rawValue
-        posts = loadState.value ?? []
+        postsJSON = loadState.value?.json ?? "[]"
         fetchedAt = loadState.lastGood.map { Self.rfc3339($0.fetchedAt) }
         error = loadState.error.map { ErrorBody(message: Self.message($0, timeout: timeout), upstreamStatus: $0.upstreamStatus) }
         self.source = source
     }
 
-    private enum Keys: String, CodingKey {
-        case state, posts, fetchedAt, error, source
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(state, forKey: .state)
-        try container.encode(posts, forKey: .posts)
-        try container.encode(fetchedAt, forKey: .fetchedAt)  // null, not absent
-        try container.encode(error, forKey: .error)
-        try container.encode(source, forKey: .source)
+    /// One line of JSON. The posts are spliced in as encoded off the loop; only the small
+    /// fields are encoded here.
+    var json: String {
+        var text = #"{"error":"#
+        text.reserveCapacity(postsJSON.utf8.count + 512)
+        text += EventFrame.json(error)
+        text += #","fetchedAt":"#
+        text += EventFrame.json(fetchedAt)
+        text += #","posts":"#
+        text += postsJSON
+        text += #","source":"#
+        text += EventFrame.json(source)
+        text += #","state":"#
+        text += EventFrame.json(state)
+        text += "}"
+        return text
     }
 
     /// RFC 3339 in UTC with milliseconds, e.g. `2026-11-22T05:48:55.123Z`.
