@@ -4,14 +4,14 @@ import Logging
 import Observing
 import OpenCombine
 
-/// The posts resource's model: a `DataLoader<FetchedPosts>` (the posts and their JSON, both made
-/// off the loop) over the upstream feed, the `GET /posts`
-/// body for its state, the requests waiting for a load to end (`?wait=`), and its events.
+/// The posts resource's model: a `DataLoader<FetchedPosts>` over the upstream feed (the posts
+/// and their JSON, both made off the loop), the `GET /posts` body for its state, the requests
+/// waiting for a load to end (`?wait=`), and its events.
 ///
 /// The source URL is `--feed-url`, or the server's own `GET /sample/posts`. The latter needs
 /// the bound port, known only after `app.start()`; it is resolved at first use, which is always
 /// a request (or a stream's snapshot), hence after start. A wildcard listen address is fetched
-/// through loopback (`0.0.0.0` → `127.0.0.1`, `::` → `::1`).
+/// through loopback (`0.0.0.0` → `127.0.0.1`, `::` → `localhost`, see ``loopbackHost(for:)``).
 ///
 /// Confined to the main actor (the event loop): the loader's request and decoding run off it,
 /// their outcome comes back with `await`.
@@ -84,11 +84,13 @@ final class PostsFeed {
         return url
     }
 
-    /// The host to reach our own listener on: loopback for wildcard addresses.
+    /// The host to reach our own listener on: loopback for wildcard addresses. IPv6 loopback is
+    /// reached as `localhost` (libcurl tries `::1` and `127.0.0.1`): FoundationNetworking's
+    /// URLSession refuses URLs with a bracketed IPv6 literal (NSURLErrorBadURL).
     static func loopbackHost(for host: String) -> String {
         switch host {
         case "", "0.0.0.0", "*": "127.0.0.1"
-        case "::", "[::]": "[::1]"
+        case "::", "[::]", "::1", "[::1]": "localhost"
         default: host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         }
     }
