@@ -22,6 +22,7 @@ final class PostsFailureTests: XCTestCase {
             (.json(#"[{"id": true, "title": "t", "body": "b"}]"#), #"element [0] has "id" a boolean"#, nil),
             (.json(#"[{"id": 1, "title": 5, "body": "b"}]"#), #"element [0] has "title" an integer, not a string"#, nil),
             (.json(#"[{"id": 1, "title": "t", "body": "b", "userId": "x"}]"#), #"has "userId" a string, not an integer"#, nil),
+            (.json(#"[{"id": "x", "title": "t", "body": "b", "userId": null}]"#), #"has "userId" null, not an integer"#, nil),
             (.json(#"[1]"#), "element [0] is an integer, not an object", nil),
             (.huge(bytes: 9 << 20, chunked: false), "larger than the 8 MiB limit", nil),
             (.huge(bytes: 9 << 20, chunked: true), "larger than the 8 MiB limit", nil),

@@ -104,7 +104,7 @@ extension Post {
         title = try string("title")
         body = try string("body")
         switch object["userId"] {
-        case nil, .null?: userId = nil
+        case nil: userId = nil
         case let .integer(value)?: userId = value
         case let other?: throw Problem(problem: "has \"userId\" \(other.kindName), not an integer")
         }

@@ -102,8 +102,9 @@ final class PostsFeed {
         if shutDown { return nil }
         if let loaderStorage { return loaderStorage }
         var headers: [String: String] = [:]
-        // Our own sample feed sits behind the same access rules as every other read.
-        if configuration.feedURL == nil, let token = configuration.readToken {
+        // Our own sample feed sits behind the same access rules as every other read. A token is
+        // never sent to a --feed-url upstream.
+        if configuration.feedURL == nil, let token = configuration.readToken ?? configuration.apiTokens.first {
             headers["Authorization"] = "Bearer \(token)"
         }
         var environment = EnvironmentValues()

@@ -11,7 +11,7 @@ private struct CancelResult: Encodable {
 @MainActor
 struct PostsRoutes {
     /// The longest `?wait=` accepted, in seconds.
-    static let maxWait: Double = 30
+    static let maxWait = 30
 
     let feed: PostsFeed
 
@@ -19,11 +19,11 @@ struct PostsRoutes {
         router.get("/posts") { request, responder in
             let wait = try Self.waitSeconds(request)
             feed.fetchIfNeeded()
-            feed.answerWhenSettled(responder, within: wait ?? 0)
+            feed.answerWhenSettled(responder, within: Double(wait ?? 0))
         }
         router.get("/posts/{id}") { request, responder in
+            // A lookup reads what is loaded; it never starts a load (openapi.yaml).
             let id = request.parameters["id"] ?? ""
-            feed.fetchIfNeeded()
             guard let post = feed.post(id: id) else {
                 throw Problems.notFound(feed.current.lastGood == nil
                     ? "No posts are loaded yet (the feed is \(feed.current.phase.rawValue)), so there is no post '\(id)'."
@@ -40,12 +40,11 @@ struct PostsRoutes {
         }
     }
 
-    /// `?wait=N`: seconds (a decimal number from 0 to 30); absent → nil; anything else → 400.
-    static func waitSeconds(_ request: Request) throws(ProblemDetails) -> Double? {
+    /// `?wait=N`: whole seconds from 0 to 30; absent → nil; anything else → 400.
+    static func waitSeconds(_ request: Request) throws(ProblemDetails) -> Int? {
         guard let raw = request.query("wait") else { return nil }
-        guard let seconds = Double(raw.trimmingCharacters(in: .whitespaces)), seconds.isFinite,
-              (0...maxWait).contains(seconds) else {
-            throw Problems.badQuery("'wait' must be a number of seconds from 0 to \(Int(maxWait)), not '\(raw)'.")
+        guard let seconds = Int(raw.trimmingCharacters(in: .whitespaces)), (0...maxWait).contains(seconds) else {
+            throw Problems.badQuery("'wait' must be a whole number of seconds from 0 to \(maxWait), not '\(raw)'.")
         }
         return seconds
     }

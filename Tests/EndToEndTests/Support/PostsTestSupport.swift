@@ -7,7 +7,7 @@ enum PostsFixture {
     static let feed = #"""
     [{"id": 1, "userId": 7, "title": "One", "body": "first", "tags": ["a", "b"]},
      {"id": "two-2", "title": "Two", "body": "second", "extra": {"nested": true, "n": 1.5}},
-     {"id": "a b", "title": "Spaced", "body": "third", "userId": null}]
+     {"id": "a b", "title": "Spaced", "body": "third"}]
     """#
 
     static let otherFeed = #"[{"id": 9, "title": "Nine", "body": "changed"}]"#
@@ -34,7 +34,7 @@ struct PostsState {
 
 extension TidingsProcess {
     /// `GET /posts[?wait=N]`, checked to be a 200 JSON state object.
-    func posts(wait: Double? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> PostsState {
+    func posts(wait: Int? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> PostsState {
         let reply = try get(wait.map { "/posts?wait=\($0)" } ?? "/posts")
         XCTAssertEqual(reply.status, 200, reply.text, file: file, line: line)
         XCTAssertEqual(reply.header("Content-Type"), "application/json", file: file, line: line)
