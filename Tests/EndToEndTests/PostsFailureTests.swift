@@ -27,6 +27,7 @@ final class PostsFailureTests: XCTestCase {
             (.huge(bytes: 9 << 20, chunked: false), "larger than the 8 MiB limit", nil),
             (.huge(bytes: 9 << 20, chunked: true), "larger than the 8 MiB limit", nil),
             (.delayed(3, then: .posts(PostsFixture.otherFeed)), "did not answer within 1 s", nil),
+            (.trickle, "did not answer within 1 s", nil),
         ]
         for (behaviour, expected, status) in cases {
             upstream.behaviour = behaviour

@@ -110,7 +110,7 @@ final class PostsFeed {
         var environment = EnvironmentValues()
         environment.httpClient = MeteredHTTPClient(base: client, meter: meter)
         let loader = DataLoader<FetchedPosts>(request: HTTPClientRequest(url: source, headers: headers),
-                                        environment: environment, policy: policy) { [meter] data in
+                                              environment: environment, policy: policy) { [meter] data in
             do {
                 let posts = FetchedPosts(try Post.decodeFeed(data))
                 meter.decoded(data, ok: true)
@@ -141,9 +141,6 @@ final class PostsFeed {
     func reportFetches(to report: @escaping @Sendable (String) -> Void) {
         meter.setReporter(report)
     }
-
-    /// Upstream requests started so far.
-    var requestCount: Int { loaderStorage?.requestCount ?? 0 }
 
     /// The first reader's duty: start the load when nothing was loaded or tried yet.
     func fetchIfNeeded() { loader?.fetchDataIfNeeded() }

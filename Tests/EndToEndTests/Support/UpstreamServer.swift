@@ -35,6 +35,8 @@ final class UpstreamServer: Sendable {
         indirect case delayed(Double, then: Behaviour)
         /// Never answers (until the server stops).
         case hang
+        /// Sends the head and then one body byte every 200 ms for 10 s: never idle, never done.
+        case trickle
     }
 
     /// One request as the upstream saw it.
@@ -161,6 +163,12 @@ final class UpstreamServer: Sendable {
         case .hang:
             _ = stopSignal.wait(timeout: .now() + 60)
             stopSignal.signal()
+        case .trickle:
+            guard send(fd, Array("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n[".utf8)) else { return }
+            for _ in 0..<49 {
+                if stopSignal.wait(timeout: .now() + 0.2) == .success { stopSignal.signal(); return }
+                guard send(fd, [UInt8(ascii: " ")]) else { return }
+            }
         }
     }
 
