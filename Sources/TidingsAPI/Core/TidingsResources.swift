@@ -46,6 +46,16 @@ public final class TidingsResources {
         DashboardRoute.register(on: app.router)
         ContractRoute.register(on: app.router)
 
+        // Posts: the feed (its URL resolved at first use, after start), the built-in sample
+        // upstream, and its shutdown (cancel loads; before the writes drain, so an announcement
+        // already submitted still lands). Metrics: `posts.reportFetches(to:)`.
+        let posts = PostsFeed(configuration: configuration, state: state, writes: writes,
+                              boundPort: { [unowned app] in app.server.port },
+                              isDraining: { [unowned app] in app.server.isDraining }, logger: app.logger)
+        PostsRoutes(feed: posts).register(on: app.router)
+        SampleFeedRoutes().register(on: app.router)
+        app.addShutdownTask { posts.shutdown() }
+
         let state = state
         app.revisionProvider = { MainActor.assumeIsolated { state.revision } }
         app.addShutdownTask { [writes, store] in
