@@ -33,11 +33,20 @@ public final class TidingsResources {
         do { snapshot = try store.loadSnapshot() } catch {
             throw StartupError(description: "cannot read the store in \(configuration.dataDir): \(error)")
         }
-        let preferences = try Self.makePreferences(configuration, snapshot: snapshot)
+        let sharedStore = SharedStoreKeyValueStore(Self.storedValues(snapshot))
+        let preferences = try Self.makePreferences(configuration, store: sharedStore)
         let textCase: TextCase = configuration.textCase == .upper ? .upper : .none
         state = TidingsState(preferences: preferences, snapshot: snapshot, textCase: textCase,
                              replayCapacity: configuration.replayBuffer)
         writes = WritePipeline(state: state, log: store)
+
+        // Another instance sharing the data directory: its commits reach our subjects too.
+        // The store calls back on its writer queue before answering our next commit; the hop
+        // through the main queue keeps that order (FIFO with the commit's continuation).
+        let applier = ExternalChangeApplier(state: state, sharedStore: sharedStore)
+        store.watchExternalChanges { change in
+            DispatchQueue.main.async { MainActor.assumeIsolated { applier.apply(change) } }
+        }
         streams = StreamHub(state: state)
 
         PreferenceRoutes(state: state, writes: writes).register(on: app.router)
@@ -65,14 +74,17 @@ public final class TidingsResources {
     }
 
     /// The built-in set, or the `--preferences` schema, with stored values that still fit.
-    private static func makePreferences(_ configuration: TidingsConfiguration, snapshot: StoreSnapshot) throws -> Preferences {
+    private static func storedValues(_ snapshot: StoreSnapshot) -> [String: PreferenceValue] {
         var stored: [String: PreferenceValue] = [:]
         for (key, record) in snapshot.preferences {
             guard let json = record.json,
                   let value = try? JSONDecoder().decode(PreferenceValue.self, from: Data(json.utf8)) else { continue }
             stored[key] = value
         }
-        let mirror = InMemoryKeyValueStore(stored)
+        return stored
+    }
+
+    private static func makePreferences(_ configuration: TidingsConfiguration, store mirror: SharedStoreKeyValueStore) throws -> Preferences {
         guard let path = configuration.preferencesFile else {
             return BuiltInPreferences(store: mirror).preferences
         }
