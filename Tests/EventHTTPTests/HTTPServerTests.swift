@@ -228,6 +228,33 @@ final class ServerLimitsTests: XCTestCase {
         XCTAssertEqual(try TestClient(port: server.port).request("GET", "/ok")?.status, 200)
     }
 
+    /// libevent's connection timeout (whose -1 means "default", not "never") must close idle
+    /// keep-alive connections but never a quiet event stream.
+    func testConnectionTimeoutClosesIdleConnectionsButNotQuietStreams() throws {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        configuration.idleTimeout = 0.4
+        configuration.readTimeout = 0.4
+        configuration.heartbeatInterval = 0
+        let server = try LoopThread(configuration: configuration) { server in
+            server.router.get("/ok") { _, responder in responder.send(.json(["ok": true])) }
+            server.router.get("/stream") { _, responder in
+                guard let stream = responder.startEventStream() else { return }
+                StreamBook.shared(server).add(stream)
+            }
+        }
+        defer { server.stop() }
+        let idle = try TestClient(port: server.port)
+        XCTAssertEqual(idle.request("GET", "/ok")?.status, 200)
+        let streaming = try TestClient(port: server.port)
+        streaming.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertNotNil(streaming.readUntil("retry: 3000\n\n"))
+        XCTAssertTrue(idle.waitForClose(timeout: 3), "idle keep-alive connection not timed out")
+        usleep(600_000)
+        XCTAssertEqual(server.sync { $0.openStreamCount }, 1, "quiet stream dropped by the connection timeout")
+        server.sync { StreamBook.shared($0).sendAll(ServerSentEvent(event: "still", data: "here").encoded) }
+        XCTAssertNotNil(streaming.readUntil("event: still\n"))
+    }
+
     func testStreamsOverCapacityGet200RetryAndEnd() throws {
         var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
         configuration.maxStreams = 1
