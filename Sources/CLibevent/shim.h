@@ -15,7 +15,6 @@
 
 #include <sys/socket.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>

@@ -31,8 +31,7 @@ logger.debug("configuration", metadata: [
 ])
 
 func fail(_ message: String) -> Never {
-    logger.critical("\(message)")
-    FileHandle.standardError.write(Data("tidings: \(message)\n".utf8))
+    logger.critical("\(message)")   // the log goes to stderr at every level
     exit(1)
 }
 

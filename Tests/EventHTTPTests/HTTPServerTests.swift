@@ -204,3 +204,80 @@ final class StreamBook {
 
     func sendAll(_ frame: [UInt8]) { for stream in streams { stream.send(frame) } }
 }
+
+final class ServerLimitsTests: XCTestCase {
+    func testConnectionsOverTheCapGet503WithRetryAfter() throws {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        configuration.maxConnections = 2
+        let server = try LoopThread(configuration: configuration) { server in
+            server.router.get("/ok") { _, responder in responder.send(.json(["ok": true])) }
+        }
+        defer { server.stop() }
+        let first = try TestClient(port: server.port), second = try TestClient(port: server.port)
+        XCTAssertEqual(first.request("GET", "/ok")?.status, 200)
+        XCTAssertEqual(second.request("GET", "/ok")?.status, 200)
+        let third = try TestClient(port: server.port)
+        let refused = try XCTUnwrap(third.request("GET", "/ok"))
+        XCTAssertEqual(refused.status, 503)
+        XCTAssertNotNil(refused.header("Retry-After"))
+        XCTAssertEqual(refused.header("Content-Type"), "application/problem+json")
+        XCTAssertTrue(third.waitForClose(timeout: 2))
+        // Room again once a connection goes away.
+        _ = consume first
+        XCTAssertTrue(server.eventually { $0.openConnectionCount == 1 })
+        XCTAssertEqual(try TestClient(port: server.port).request("GET", "/ok")?.status, 200)
+    }
+
+    /// libevent's connection timeout (whose -1 means "default", not "never") must close idle
+    /// keep-alive connections but never a quiet event stream.
+    func testConnectionTimeoutClosesIdleConnectionsButNotQuietStreams() throws {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        configuration.idleTimeout = 0.4
+        configuration.readTimeout = 0.4
+        configuration.heartbeatInterval = 0
+        let server = try LoopThread(configuration: configuration) { server in
+            server.router.get("/ok") { _, responder in responder.send(.json(["ok": true])) }
+            server.router.get("/stream") { _, responder in
+                guard let stream = responder.startEventStream() else { return }
+                StreamBook.shared(server).add(stream)
+            }
+        }
+        defer { server.stop() }
+        let idle = try TestClient(port: server.port)
+        XCTAssertEqual(idle.request("GET", "/ok")?.status, 200)
+        let streaming = try TestClient(port: server.port)
+        streaming.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertNotNil(streaming.readUntil("retry: 3000\n\n"))
+        XCTAssertTrue(idle.waitForClose(timeout: 3), "idle keep-alive connection not timed out")
+        usleep(600_000)
+        XCTAssertEqual(server.sync { $0.openStreamCount }, 1, "quiet stream dropped by the connection timeout")
+        server.sync { StreamBook.shared($0).sendAll(ServerSentEvent(event: "still", data: "here").encoded) }
+        XCTAssertNotNil(streaming.readUntil("event: still\n"))
+    }
+
+    func testStreamsOverCapacityGet200RetryAndEnd() throws {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        configuration.maxStreams = 1
+        configuration.fullRetryMilliseconds = 2_000...5_000
+        let server = try LoopThread(configuration: configuration) { server in
+            server.router.get("/stream") { _, responder in
+                guard let stream = responder.startEventStream() else { return }
+                StreamBook.shared(server).add(stream)
+            }
+        }
+        defer { server.stop() }
+        let first = try TestClient(port: server.port)
+        first.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertNotNil(first.readUntil("retry: 3000\n\n"))
+        let second = try TestClient(port: server.port)
+        let reply = try XCTUnwrap(second.request("GET", "/stream"))
+        XCTAssertEqual(reply.status, 200)
+        XCTAssertEqual(reply.header("Content-Type"), "text/event-stream")
+        let retry = Int(reply.text.replacingOccurrences(of: "retry: ", with: "").trimmingCharacters(in: .whitespacesAndNewlines))
+        XCTAssertNotNil(retry)
+        XCTAssertTrue((2_000...5_000).contains(retry ?? 0), reply.text)
+        XCTAssertEqual(server.sync { $0.openStreamCount }, 1)
+        let head = try XCTUnwrap(TestClient(port: server.port).request("HEAD", "/stream"))
+        XCTAssertEqual(head.header("Content-Type"), "text/event-stream")
+    }
+}

@@ -131,42 +131,63 @@ final class CallbackBox {
     init(_ body: @escaping () -> Void) { self.body = body }
 }
 
-/// A scheduled timer. Loop-thread confined: `cancel()` on the loop thread; a timer is also
-/// cancelled when its handle is released.
+/// A scheduled timer. Loop-thread confined: `cancel()` on the loop thread.
+///
+/// A timer keeps itself alive until it has fired (one-shot) or is cancelled, so a one-shot
+/// timer may be fire-and-forget; keep the handle of a repeating timer to stop it.
 public final class TimerHandle {
     private var event: OpaquePointer?
     private let body: () -> Void
     private let repeating: Bool
+    /// The retain the C callback context holds while the timer is scheduled.
+    private var keepAlive: Unmanaged<TimerHandle>?
 
     init(loop: EventLoop, delay: Double, repeating: Bool, body: @escaping () -> Void) {
         self.body = body
         self.repeating = repeating
         let flags = repeating ? Int16(EV_PERSIST) : 0
-        // The context is unretained: the handle owns the event, and deinit removes it.
-        event = event_new(loop.base, -1, flags, { _, _, ctx in
-            Unmanaged<TimerHandle>.fromOpaque(ctx!).takeUnretainedValue().fire()
-        }, nil)
-        event_assign(event, loop.base, -1, flags, { _, _, ctx in
-            Unmanaged<TimerHandle>.fromOpaque(ctx!).takeUnretainedValue().fire()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        let retained = Unmanaged.passRetained(self)
+        keepAlive = retained
+        event = event_new(loop.base, -1, flags, { _, _, context in
+            Unmanaged<TimerHandle>.fromOpaque(context!).takeUnretainedValue().fire()
+        }, retained.toOpaque())
         var interval = timeval(seconds: delay)
         event_add(event, &interval)
     }
 
-    private func fire() { body() }
+    private func fire() {
+        if repeating {
+            body()
+        } else {
+            // Release the C context's retain only after the body ran.
+            let retained = keepAlive
+            keepAlive = nil
+            body()
+            retained?.release()
+        }
+    }
 
     /// Whether the timer will still fire.
-    public var isScheduled: Bool { event.map { event_pending($0, Int16(EV_TIMEOUT), nil) != 0 } ?? false }
+    public var isScheduled: Bool {
+        guard let event, keepAlive != nil else { return false }
+        return event_pending(event, Int16(EV_TIMEOUT), nil) != 0
+    }
 
     /// Stops the timer; idempotent.
     public func cancel() {
-        guard let event else { return }
-        event_del(event)
-        event_free(event)
-        self.event = nil
+        if let event {
+            event_del(event)
+            event_free(event)
+            self.event = nil
+        }
+        let retained = keepAlive
+        keepAlive = nil
+        retained?.release()
     }
 
-    deinit { cancel() }
+    deinit {
+        if let event { event_free(event) }
+    }
 }
 
 extension timeval {

@@ -62,6 +62,11 @@ final class Exchange {
 
     func startEventStream(retryMilliseconds: Int) -> EventStream? {
         guard state == .pending, let raw = rawRequest else { return nil }
+        if request.method == .HEAD {
+            // Same head as a GET would get, no stream.
+            send(Response(status: 200, headers: EventStream.headHeaders))
+            return nil
+        }
         if server.isDraining || server.openStreamCount >= server.configuration.maxStreams {
             // A browser's EventSource gives up for good on a non-200, so refuse with a
             // 200 that tells it to come back a little later.

@@ -28,7 +28,8 @@ public final class EventStream: @unchecked Sendable {
         case completion(() -> Void)
     }
 
-    private unowned let exchange: Exchange
+    /// Strong: the stream outlives its handler; the cycle with `exchange.stream` is cut in stop().
+    private let exchange: Exchange
     let connection: Connection
     private var rawRequest: RawRequest?
     private var closeWatch: OpaquePointer?
@@ -162,6 +163,7 @@ public final class EventStream: @unchecked Sendable {
         }
         if !wroteSomething {
             // The kernel queue is what is full; evhttp will not call back, so look again soon.
+            retryTimer?.cancel()
             retryTimer = exchange.server.loop.schedule(after: 0.01) { [weak self] in self?.pump() }
         }
     }
@@ -189,11 +191,13 @@ public final class EventStream: @unchecked Sendable {
         queue.removeAll()
         queuedLiveBytes = 0
         pumping = false
+        retryTimer?.cancel()
         retryTimer = nil
         if let closeWatch {
             event_free(closeWatch)
             self.closeWatch = nil
         }
+        exchange.stream = nil
         exchange.server.streamStopped(self)
         let onClose = self.onClose
         self.onClose = nil
