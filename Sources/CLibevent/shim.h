@@ -21,6 +21,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <unistd.h>
+#include <string.h>
+#include <sys/uio.h>
 
 // libdispatch's run-loop integration (what CoreFoundation's run loop uses on Linux):
 // an eventfd that becomes readable when the main queue has work, and the call that drains it.
@@ -50,5 +52,27 @@ static inline int tidings_socket_peer_closed(int fd) {
 }
 
 static inline int tidings_errno(void) { return errno; }
+
+// Whether evhttp frames this reply with chunked transfer encoding (HTTP/1.1 without a length).
+static inline int tidings_request_is_chunked(struct evhttp_request *request) {
+    return request->chunked ? 1 : 0;
+}
+
+// One non-blocking gathered send of up to three pieces (chunk header, payload, chunk trailer),
+// never raising SIGPIPE. Returns the bytes the kernel took, or -1 with errno set.
+static inline long tidings_send3(int fd, const void *a, size_t alen, const void *b, size_t blen,
+                                 const void *c, size_t clen) {
+    struct iovec iov[3] = {{(void *)a, alen}, {(void *)b, blen}, {(void *)c, clen}};
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = iov;
+    message.msg_iovlen = 3;
+    return (long)sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+// Caps the kernel's send buffer of a socket (the kernel doubles the value it is given).
+static inline int tidings_set_send_buffer(int fd, int bytes) {
+    return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+}
 
 #endif

@@ -83,6 +83,9 @@ final class Exchange {
         var head = Response(status: 200, headers: EventStream.headHeaders)
         server.applyResponseFilters(request, &head)
         server.startStream(stream, head: head, raw: raw)
+        // Cap what the kernel may queue for this client (Linux doubles it: 256 KiB), so the
+        // unsent bound is mostly our own buffer, measured without a syscall per event.
+        if connection.fd >= 0 { _ = tidings_set_send_buffer(connection.fd, Int32(EventStream.kernelSendBuffer)) }
         stream.writeNow(Array("retry: \(retryMilliseconds)\n\n".utf8))
         server.exchangeFinished()   // a stream is not an in-flight request for shutdown
         return stream
