@@ -141,8 +141,10 @@ public final class Router {
         return parts
     }
 
-    /// Runs filters, routing, and the built-in answers for one request.
-    func handle(_ request: Request, _ responder: Responder) {
+    /// Runs filters, routing, and the built-in answers for one request. `bodyLimitExceeded`
+    /// (the limit, when the body is over it) is answered 413 once the route was found and the
+    /// request filters passed, so 404/405 and credential answers come first.
+    func handle(_ request: Request, _ responder: Responder, bodyLimitExceeded: Int? = nil) {
         var request = request
         let found = match(request.method, path: request.path)
         switch found {
@@ -158,6 +160,10 @@ public final class Router {
         switch found {
         case .handler, .options: if runRequestFilters(request, responder) { return }
         case .methodNotAllowed, .notFound: break
+        }
+        if let limit = bodyLimitExceeded, case .handler = found {
+            responder.send(.problem(status: 413, detail: "The request body is larger than \(limit) bytes."))
+            return
         }
         switch found {
         case .handler(let handler, _, _):

@@ -187,11 +187,9 @@ public final class HTTPServer {
         connection.current = exchange
         inFlight += 1
         let responder = Responder(exchange: exchange)
-        if request.body.count > configuration.maxBodySize {
-            responder.send(.problem(status: 413, detail: "The request body is larger than \(configuration.maxBodySize) bytes."))
-            return
-        }
-        router.handle(request, responder)
+        // The router answers 413 after the route and the request filters (e.g. 401) had their say.
+        let limit = configuration.maxBodySize
+        router.handle(request, responder, bodyLimitExceeded: request.body.count > limit ? limit : nil)
     }
 
     /// 503 for a connection over the cap (or arriving while draining), then close.
