@@ -84,6 +84,26 @@ final class AccessTicketTests: XCTestCase {
         XCTAssertEqual(expired.header("WWW-Authenticate")?.hasPrefix("Bearer"), true)
     }
 
+    func testOutstandingTicketsAreBoundedAndExpiredOnesPurged() throws {
+        let server = try TidingsProcess(arguments: ["--read-token", reader], environment: ["TIDINGS_TEST_TICKET_TTL": "4"])
+        defer { server.stop() }
+        let connection = try server.connect()
+        let started = Date()
+        for index in 0..<10_000 {
+            let status = try connection.request("POST", "/stream-tickets", headers: bearer(reader)).status
+            if status != 201 { return XCTFail("ticket \(index) refused with \(status)") }
+        }
+        let issuing = Date().timeIntervalSince(started)
+        try XCTSkipIf(issuing > 3.5, "issuing took \(issuing) s, too slow to test the bound within the 4 s lifetime")
+        // The table is full: refused (503 with Retry-After), not grown.
+        let full = try connection.request("POST", "/stream-tickets", headers: bearer(reader))
+        XCTAssertEqual(full.status, 503)
+        XCTAssertNotNil(full.header("Retry-After"))
+        // Once they expire they are purged and issuing works again.
+        usleep(useconds_t(max(0, 4.2 - Date().timeIntervalSince(started)) * 1e6))
+        XCTAssertEqual(try connection.request("POST", "/stream-tickets", headers: bearer(reader)).status, 201)
+    }
+
     func testOpenServerIssuesTicketsAndIgnoresThem() throws {
         let server = try TidingsProcess()
         defer { server.stop() }

@@ -29,11 +29,10 @@ extension TidingsApplication {
             }
         }
         router.post(AccessPolicy.ticketRoute) { _, responder in
-            let ticket: String?
             // Tickets matter only while streams need a credential; an open server still
             // answers 201 (so a page works either way) without recording anything.
-            ticket = policy.readsNeedCredential ? tickets.issue() : StreamTicketStore.unrecordedTicket()
-            guard let ticket else {
+            let issued = policy.readsNeedCredential ? tickets.issue() : StreamTicketStore.unrecordedTicket()
+            guard let ticket = issued else {
                 responder.send(.problem(status: 503, title: "Service Unavailable",
                                         detail: "Too many stream tickets are outstanding; retry shortly.",
                                         headers: ["Retry-After": "5"]))
