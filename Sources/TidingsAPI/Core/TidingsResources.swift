@@ -43,6 +43,8 @@ public final class TidingsResources {
         PreferenceRoutes(state: state, writes: writes).register(on: app.router)
         ThingRoutes(state: state, writes: writes).register(on: app.router)
         StreamRoutes(state: state, hub: streams).register(on: app.router)
+        DashboardRoute.register(on: app.router)
+        ContractRoute.register(on: app.router)
         // Metrics: open streams, events published, store write latency (Metrics/).
         ResourceMetrics.attach(state: state, writes: writes, streams: streams)
 

@@ -29,6 +29,8 @@ enum WriteOutcome: Sendable, Equatable {
 enum WriteFailure: Error, Sendable {
     case invalidPreferences(PreferenceValidationError)
     case thing(ThingError)
+    /// A thing whose path would be another resource's (`/things/events` is the stream).
+    case reservedThing(String)
     /// `If-Match` named another revision than the key has (or will have once queued writes land).
     case preconditionFailed(key: String, current: UInt64)
     /// The store could not commit; nothing was applied.
@@ -163,6 +165,9 @@ final class WritePipeline {
 
     // MARK: Checking against the shadow
 
+    /// Things that would shadow a route under `/things/`.
+    private static let reservedThings: Set<String> = ["events"]
+
     private func plan(_ request: WriteRequest, against shadow: inout Shadow)
         -> Result<([StoreOperation], [ValidatedChanges.Entry]), WriteFailure>
     {
@@ -192,6 +197,7 @@ final class WritePipeline {
         case let .addThing(raw):
             do {
                 let thing = try ThingRules.validateAdd(raw, to: shadow.thingSet, textCase: state.textCase)
+                if Self.reservedThings.contains(thing) { return .failure(.reservedThing(thing)) }
                 shadow.thingSet.insert(thing)
                 return .success(([.addThing(thing)], []))
             } catch {
@@ -204,6 +210,7 @@ final class WritePipeline {
         case let .replaceThings(raws):
             do {
                 let list = try ThingRules.validateList(raws, textCase: state.textCase)
+                if let reserved = list.first(where: Self.reservedThings.contains) { return .failure(.reservedThing(reserved)) }
                 shadow.thingSet = Set(list)
                 return .success(([.replaceThings(list)], []))
             } catch {

@@ -50,7 +50,8 @@ struct ThingsEventData: Encodable {
 
     let things: [String]
     let revision: UInt64
-    let change: Change
+    /// What happened; absent in a snapshot.
+    let change: Change?
 }
 
 /// `data` of a `reset` event.

@@ -23,27 +23,28 @@ final class StreamHub {
 
     /// Starts the stream for `request` covering `coverage` (resume point from `Last-Event-ID`
     /// or `?lastEventId=`).
-    func open(_ request: Request, responder: Responder, coverage: StreamCoverage) {
+    func open(_ request: Request, responder: Responder, coverage: StreamCoverage) throws(ProblemDetails) {
+        let resume = try Self.resumePoint(request)
         guard let stream = responder.startEventStream(retryMilliseconds: 3_000) else { return }
         let current = state.revision
-        let resumeFrom = Self.resumePoint(request)
         var initial: [[UInt8]]
-        if let resumeFrom {
-            if let replay = state.journal.entries(after: resumeFrom, current: current, where: coverage.covers) {
+        switch resume {
+        case .none:
+            initial = snapshot(coverage, revision: current)
+        case let .after(revision):
+            if let replay = state.journal.entries(after: revision, current: current, where: coverage.covers) {
                 initial = replay.map(\.frame)
             } else {
-                let reason = resumeFrom > current
-                    ? "Last-Event-ID \(resumeFrom) is newer than the current revision \(current)"
-                    : "events after \(resumeFrom) are no longer retained"
+                let reason = revision > current
+                    ? "Last-Event-ID \(revision) is newer than the current revision \(current)"
+                    : "events after \(revision) are no longer retained"
                 initial = [EventFrame.frame(id: current, event: "reset", data: ResetEventData(reason: reason))]
                 initial += snapshot(coverage, revision: current)
             }
-        } else if request.headers["Last-Event-ID"] != nil || request.query("lastEventId") != nil {
-            // An id we never issued: start over rather than guess.
-            initial = [EventFrame.frame(id: current, event: "reset", data: ResetEventData(reason: "unrecognised Last-Event-ID"))]
+        case .beyondRange:
+            initial = [EventFrame.frame(id: current, event: "reset",
+                                        data: ResetEventData(reason: "Last-Event-ID is newer than the current revision \(current)"))]
             initial += snapshot(coverage, revision: current)
-        } else {
-            initial = snapshot(coverage, revision: current)
         }
         stream.sendPaced(initial)
 
@@ -87,8 +88,7 @@ final class StreamHub {
             frames.append(EventFrame.frame(id: revision, event: "preference", data: data))
         }
         if coverage.things {
-            let data = ThingsEventData(things: state.things.things, revision: state.thingsRevision,
-                                       change: .init(op: "replace", thing: nil))
+            let data = ThingsEventData(things: state.things.things, revision: state.thingsRevision, change: nil)
             frames.append(EventFrame.frame(id: revision, event: "things", data: data))
         }
         if coverage.posts {
@@ -97,9 +97,21 @@ final class StreamHub {
         return frames
     }
 
-    /// `Last-Event-ID` (what `EventSource` sends on reconnect) or `?lastEventId=`.
-    static func resumePoint(_ request: Request) -> UInt64? {
-        let raw = request.headers["Last-Event-ID"] ?? request.query("lastEventId")
-        return raw.flatMap { UInt64($0.trimmingCharacters(in: .whitespaces)) }
+    enum ResumePoint: Equatable {
+        case none
+        case after(UInt64)
+        /// Decimal digits, but more than any revision can be: it cannot be ours, so reset.
+        case beyondRange
+    }
+
+    /// `Last-Event-ID` (what `EventSource` sends on reconnect; it wins) or `?lastEventId=`:
+    /// 1 to 20 decimal digits, else 400.
+    static func resumePoint(_ request: Request) throws(ProblemDetails) -> ResumePoint {
+        guard let raw = request.headers["Last-Event-ID"] ?? request.query("lastEventId") else { return .none }
+        let digits = raw.trimmingCharacters(in: .whitespaces)
+        guard (1...20).contains(digits.utf8.count), digits.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
+            throw Problems.badQuery("Last-Event-ID / lastEventId must be a revision: 1 to 20 decimal digits.")
+        }
+        return UInt64(digits).map(ResumePoint.after) ?? .beyondRange
     }
 }

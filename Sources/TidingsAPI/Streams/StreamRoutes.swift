@@ -12,21 +12,21 @@ struct StreamRoutes {
     func register(on router: Router) {
         router.get("/preferences/events") { request, responder in
             let keys = try preferenceKeys(request.query("keys"))
-            hub.open(request, responder: responder, coverage: StreamCoverage(preferenceKeys: keys))
+            try hub.open(request, responder: responder, coverage: StreamCoverage(preferenceKeys: keys))
         }
         router.get("/preferences/{key}/events") { request, responder in
             let key = request.parameters["key"] ?? ""
             guard state.preferences.declaration(forKey: key) != nil else { throw Problems.unknownPreference(key) }
-            hub.open(request, responder: responder, coverage: StreamCoverage(preferenceKeys: [key]))
+            try hub.open(request, responder: responder, coverage: StreamCoverage(preferenceKeys: [key]))
         }
         router.get("/things/events") { request, responder in
-            hub.open(request, responder: responder, coverage: StreamCoverage(things: true))
+            try hub.open(request, responder: responder, coverage: StreamCoverage(things: true))
         }
         router.get("/posts/events") { request, responder in
-            hub.open(request, responder: responder, coverage: StreamCoverage(posts: true))
+            try hub.open(request, responder: responder, coverage: StreamCoverage(posts: true))
         }
         router.get("/events") { request, responder in
-            hub.open(request, responder: responder, coverage: try multiplexedCoverage(request))
+            try hub.open(request, responder: responder, coverage: try multiplexedCoverage(request))
         }
     }
 
@@ -50,13 +50,13 @@ struct StreamRoutes {
     }
 
     /// The declared keys named in `keys` (comma-separated), in declaration order; all keys
-    /// when absent or empty. An unknown key is a 400 that names it.
+    /// when absent or empty. An unknown key is a 422 that names it.
     private func preferenceKeys(_ raw: String?) throws(ProblemDetails) -> [String] {
         let declared = state.preferences.declarations.map(\.key)
         guard let raw, !raw.isEmpty else { return declared }
         let wanted = Set(list(raw))
         if let unknown = wanted.subtracting(declared).sorted().first {
-            throw Problems.badQuery("There is no preference '\(unknown)'.")
+            throw Problems.invalid("There is no preference '\(unknown)'.", errors: [.init(key: unknown, detail: "unknown preference")])
         }
         return declared.filter(wanted.contains)
     }

@@ -37,6 +37,8 @@ enum Problems {
             case .empty, .tooLong, .controlCharacters, .tooMany:
                 return invalid(capitalized(error.description) + ".")
             }
+        case let .reservedThing(thing):
+            return invalid("\"\(thing)\" is reserved: /things/\(thing) is another resource.")
         case let .preconditionFailed(key, current):
             return ProblemDetails(status: 412, title: "Precondition Failed",
                                   detail: "Preference '\(key)' is at revision \(current), not the one If-Match names.",

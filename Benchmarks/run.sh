@@ -1,0 +1,375 @@
+#!/usr/bin/env bash
+# Tidings benchmarks, side by side with a bare C evhttp server, in one run.
+# Called by `make bench`; see Benchmarks/README.md for what each number means.
+#
+# Environment (all optional):
+#   BENCH_DURATION=10        seconds per wrk measurement (after a 2 s warm-up)
+#   BENCH_ROUNDS=2           wrk runs per server for (a) and (b), alternated; the best counts
+#   BENCH_THREADS=2          wrk threads          BENCH_CONNECTIONS=64  wrk connections
+#   BENCH_STREAMS=10000      fan-out streams      BENCH_CHANGES=50      fan-out changes
+#   BENCH_INTERVAL_MS=100    ms between changes
+#   BENCH_SKIP_TIDINGS=1     measure only the bare C server (to check the tools)
+#   BENCH_SKIP_BUILD=1       use the existing .build/release/tidings
+#   BENCH_TIDINGS_BIN=PATH   the server binary to measure as "tidings" (implies you built it)
+#   BENCH_TIDINGS_ARGS="..." extra flags for tidings (e.g. "--log-level warning")
+#   BENCH_STRICT=1           exit 1 when a goal is not met (default: only when something fails to run)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+DURATION=${BENCH_DURATION:-10}
+ROUNDS=${BENCH_ROUNDS:-2}
+THREADS=${BENCH_THREADS:-2}
+CONNS=${BENCH_CONNECTIONS:-64}
+STREAMS=${BENCH_STREAMS:-10000}
+CHANGES=${BENCH_CHANGES:-50}
+INTERVAL=${BENCH_INTERVAL_MS:-100}
+SKIP_TIDINGS=${BENCH_SKIP_TIDINGS:-0}
+SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
+STRICT=${BENCH_STRICT:-0}
+read -r -a TIDINGS_EXTRA <<< "${BENCH_TIDINGS_ARGS:-}"
+TIDINGS_BIN=${BENCH_TIDINGS_BIN:-$ROOT/.build/release/tidings}
+BIN="$ROOT/.build/bench"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tidings-bench.XXXXXX")
+SERVER_PIDS=()
+SUMMARY=()
+FAILURES=0     # something did not run
+START_COUNT=0
+GOALS_MISSED=0
+
+# ---------- housekeeping ----------
+
+cleanup() {
+    local pid
+    for pid in "${SERVER_PIDS[@]}"; do
+        stop_server "$pid"   # SIGTERM, then SIGKILL after 10 s
+    done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'echo "interrupted"; exit 130' INT TERM
+
+# Other processes on this 2-core machine (compilers, other benchmarks) skew
+# every number here, so each section first samples, for one second while none
+# of ours runs, how busy the CPUs already are.
+cpu_busy_pct() {
+    local a b
+    a=$(head -n1 /proc/stat); sleep 1; b=$(head -n1 /proc/stat)
+    echo "$a $b" | awk '{ n = (NF - 2) / 2; t1 = 0; t2 = 0
+        for (i = 2; i <= n + 1; i++) t1 += $i; for (i = n + 3; i <= NF; i++) t2 += $i
+        idle1 = $5 + $6; idle2 = $(n + 6) + $(n + 7)
+        printf "%.0f", (t2 - t1 > 0) ? 100 * (1 - (idle2 - idle1) / (t2 - t1)) : 0 }'
+}
+section() {
+    printf '\n==== %s ====\n' "$*"
+    [ "${NO_SAMPLE:-0}" = 1 ] && return 0
+    local busy
+    busy=$(cpu_busy_pct)
+    if [ "$busy" -gt 10 ]; then
+        printf '  (machine busy: other processes used %s%% of the %s cores just before this section; numbers may be low)\n' "$busy" "$(nproc)"
+    else
+        printf '  (machine quiet: %s%% CPU used by others just before this section)\n' "$busy"
+    fi
+}
+note() { printf '  %s\n' "$*"; }
+fail() { printf '  FAILED: %s\n' "$*"; FAILURES=$((FAILURES + 1)); }
+summary() { SUMMARY+=("$(printf '%-44s %s' "$1" "$2")"); }
+
+# verdict VALUE OP GOAL -> "goal met" / "goal NOT met" (OP: ge or le). Runs in
+# $(...), so the caller counts misses with `missed "$v"`.
+verdict() {
+    if awk -v v="$1" -v g="$3" -v op="$2" 'BEGIN { exit !((op == "ge") ? (v + 0 >= g + 0) : (v + 0 <= g + 0)) }'; then
+        echo "goal met"
+    else
+        echo "goal NOT met"
+    fi
+}
+missed() { case "$1" in *NOT*) GOALS_MISSED=$((GOALS_MISSED + 1)) ;; esac; }
+fmt_int() { awk -v v="$1" 'BEGIN { printf "%.0f", v }'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else print "0" }'; }
+
+# start_server NAME CMD... : starts CMD in the background, waits for its
+# "listening on http://HOST:PORT" line, sets SERVER_PID and SERVER_PORT.
+start_server() {
+    local name=$1; shift
+    # Fresh files per start: the background child opens (truncates) them
+    # asynchronously, so reusing a name could show us the previous server's port.
+    START_COUNT=$((START_COUNT + 1))
+    local out="$WORK/$name.$START_COUNT.out" err="$WORK/$name.$START_COUNT.err"
+    : >"$out"
+    "$@" >"$out" 2>"$err" &   # $! is the server itself
+    SERVER_PID=$!
+    SERVER_PIDS+=("$SERVER_PID")
+    SERVER_PORT=""
+    local i
+    for ((i = 0; i < 300; i++)); do
+        SERVER_PORT=$(sed -nE 's#.*listening on http://[^ ]*:([0-9]+).*#\1#p' "$out" | head -n1)
+        [ -n "$SERVER_PORT" ] && break
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            local status=0
+            wait "$SERVER_PID" 2>/dev/null || status=$?
+            fail "$name ($*) exited with status $status before printing its listening line; its output:"
+            cat "$out" "$err" | tail -n 20 | sed 's/^/    /'
+            [ -s "$out" ] || [ -s "$err" ] || echo "    (nothing)"
+            stop_server "$SERVER_PID"
+            return 1
+        fi
+        sleep 0.1
+    done
+    if [ -z "$SERVER_PORT" ]; then
+        fail "$name printed no 'listening on http://HOST:PORT' line within 30 s (is stdout flushed?)"
+        stop_server "$SERVER_PID"
+        return 1
+    fi
+    # Wait until it answers; Tidings also has to become ready.
+    local probe=/healthz
+    [ "$name" = tidings ] && probe=/readyz
+    for ((i = 0; i < 100; i++)); do
+        if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$SERVER_PORT$probe" || true)" = 200 ]; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    note "warning: $name did not answer 200 on $probe within 10 s; measuring anyway"
+}
+
+stop_server() {
+    local pid=$1 i
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        note "warning: pid $pid still running 10 s after SIGTERM; killing it"
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+    local keep=() p
+    for p in "${SERVER_PIDS[@]}"; do [ "$p" != "$pid" ] && keep+=("$p"); done
+    SERVER_PIDS=("${keep[@]+"${keep[@]}"}")
+}
+
+start_bare() { start_server bare "$BIN/bare-evhttp" 0; }
+start_tidings() {
+    local dir
+    dir=$(mktemp -d "$WORK/data.XXXXXX")
+    start_server tidings "$TIDINGS_BIN" --port 0 --data-dir "$dir" "${TIDINGS_EXTRA[@]+"${TIDINGS_EXTRA[@]}"}"
+}
+
+# run_wrk LABEL URL [wrk args...] : prints a line, sets WRK_RPS, WRK_NON2XX, WRK_SOCKERR, WRK_OUT
+run_wrk() {
+    local label=$1 url=$2; shift 2
+    wrk -t"$THREADS" -c"$CONNS" -d2s "$@" "$url" >/dev/null 2>&1 || true   # warm-up
+    WRK_OUT=$(wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "$@" "$url" 2>&1) || {
+        fail "wrk against $label failed:"; echo "$WRK_OUT" | sed 's/^/    /'; WRK_RPS=0; return 1; }
+    WRK_RPS=$(echo "$WRK_OUT" | awk '/^Requests\/sec:/ { print $2 }')
+    WRK_NON2XX=$(echo "$WRK_OUT" | awk '/Non-2xx or 3xx responses:/ { print $NF }')
+    WRK_SOCKERR=$(echo "$WRK_OUT" | sed -n 's/.*Socket errors: *//p')
+    local p99
+    p99=$(echo "$WRK_OUT" | awk '$1 == "99%" { print $2 }')
+    WRK_RPS=${WRK_RPS:-0}
+    printf '  %-13s %12s req/s   (p99 latency %s%s%s)\n' "$label" "$(fmt_int "$WRK_RPS")" "${p99:-?}" \
+        "${WRK_NON2XX:+, $WRK_NON2XX non-2xx/3xx answers}" "${WRK_SOCKERR:+, socket errors: $WRK_SOCKERR}"
+}
+
+# compare_get NAME PATH GOAL_PERCENT
+# Both servers run side by side (an idle server costs nothing); the wrk runs
+# alternate bare, tidings, tidings, bare, ... (ROUNDS each) so drift and other
+# load on the machine hit both alike, and the best run of each is compared:
+# outside load can only lower a rate, never raise it.
+compare_get() {
+    local name=$1 path=$2 goal=$3 bare_rps=0 tid_rps=0 tid_bad="" bare_pid="" bare_port="" tid_pid="" tid_port=""
+    if start_bare; then bare_pid=$SERVER_PID; bare_port=$SERVER_PORT; fi
+    if [ "$TIDINGS_OK" = 1 ] && start_tidings; then tid_pid=$SERVER_PID; tid_port=$SERVER_PORT; fi
+    local r order who
+    for ((r = 1; r <= ROUNDS; r++)); do
+        order="bare tidings"
+        [ $((r % 2)) = 0 ] && order="tidings bare"
+        for who in $order; do
+            if [ "$who" = bare ] && [ -n "$bare_port" ]; then
+                run_wrk "bare evhttp" "http://127.0.0.1:$bare_port$path" || true
+                bare_rps=$(awk -v a="$bare_rps" -v b="$WRK_RPS" 'BEGIN { print (b > a) ? b : a }')
+            elif [ "$who" = tidings ] && [ -n "$tid_port" ]; then
+                if run_wrk "tidings" "http://127.0.0.1:$tid_port$path"; then
+                    tid_rps=$(awk -v a="$tid_rps" -v b="$WRK_RPS" 'BEGIN { print (b > a) ? b : a }')
+                    [ -n "${WRK_NON2XX:-}" ] && tid_bad=$WRK_NON2XX
+                fi
+            fi
+        done
+    done
+    [ -n "$bare_pid" ] && stop_server "$bare_pid"
+    [ -n "$tid_pid" ] && stop_server "$tid_pid"
+    if [ -n "$tid_port" ]; then
+        local ratio v
+        ratio=$(pct "$tid_rps" "$bare_rps")
+        v=$(verdict "$ratio" ge "$goal")
+        [ -n "$tid_bad" ] && v="goal NOT met: $tid_bad answers were not 2xx/3xx"
+        missed "$v"
+        note "best of $ROUNDS: tidings $(fmt_int "$tid_rps")/s, bare $(fmt_int "$bare_rps")/s; ratio $ratio% (goal >= $goal%): $v"
+        summary "$name" "tidings $(fmt_int "$tid_rps")/s vs bare $(fmt_int "$bare_rps")/s = $ratio% (goal >= $goal%): $v"
+    else
+        summary "$name" "bare $(fmt_int "$bare_rps")/s; tidings not measured"
+    fi
+}
+
+# run_put LABEL : durable PUT load with the wrk script; sets PUT_ACKED_PS
+run_put() {
+    local label=$1 url="http://127.0.0.1:$SERVER_PORT/preferences/name" out line
+    wrk -t"$THREADS" -c"$CONNS" -d2s -s Benchmarks/put.lua "$url" >/dev/null 2>&1 || true   # warm-up
+    out=$(wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" -s Benchmarks/put.lua "$url" 2>&1) || {
+        fail "wrk PUT against $label failed:"; echo "$out" | sed 's/^/    /'; PUT_ACKED_PS=0; return 1; }
+    line=$(echo "$out" | grep '^PUTRESULT' || true)
+    if [ -z "$line" ]; then fail "no PUTRESULT from put.lua:"; echo "$out" | sed 's/^/    /'; PUT_ACKED_PS=0; return 1; fi
+    local acked non2xx aps p50 p99 serr statuses
+    acked=$(kv "$line" acked); non2xx=$(kv "$line" non2xx); aps=$(kv "$line" acked_per_s)
+    p50=$(kv "$line" p50_ms); p99=$(kv "$line" p99_ms); serr=$(kv "$line" socket_errors); statuses=$(kv "$line" statuses)
+    printf '  %-13s %12s acknowledged writes/s  (%s acked, %s not 2xx [%s], %s socket errors; latency p50 %s ms, p99 %s ms)\n' \
+        "$label" "$(fmt_int "$aps")" "$acked" "$non2xx" "$statuses" "$serr" "$p50" "$p99"
+    PUT_ACKED_PS=$aps
+    PUT_NON2XX=$non2xx
+}
+
+kv() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1; }
+
+# run_fanout LABEL : fan-out on the running server; sets FAN_* from its RESULT line
+run_fanout() {
+    local label=$1 out line rc=0
+    out=$("$BIN/sse-fanout" -p "$SERVER_PORT" -P "$SERVER_PID" -n "$STREAMS" -m "$CHANGES" -i "$INTERVAL" 2>&1) || rc=$?
+    echo "  [$label]"
+    echo "$out" | grep -v '^RESULT' | sed 's/^/    /'
+    line=$(echo "$out" | grep '^RESULT' || true)
+    if [ -z "$line" ]; then fail "sse-fanout produced no RESULT line against $label (exit $rc)"; return 1; fi
+    FAN_P99=$(kv "$line" p99_ms); FAN_KIB=$(kv "$line" kib_per_stream); FAN_ORDER=$(kv "$line" in_order)
+    FAN_HELD=$(kv "$line" held); FAN_RECV=$(kv "$line" received); FAN_EXP=$(kv "$line" expected)
+    FAN_GEN=$(kv "$line" gen_cpu_pct); FAN_COMPLETE=$(kv "$line" complete)
+}
+
+# ---------- build ----------
+
+section "build"
+need=()
+for tool in gcc pkg-config wrk curl; do command -v "$tool" >/dev/null || need+=("$tool"); done
+if [ ${#need[@]} -gt 0 ]; then echo "missing tools: ${need[*]} (make bench installs them)"; exit 1; fi
+mkdir -p "$BIN"
+# shellcheck disable=SC2046 # pkg-config output is meant to be split
+gcc -O2 -Wall -Wextra -o "$BIN/bare-evhttp" Benchmarks/bare-evhttp.c $(pkg-config --cflags --libs libevent)
+gcc -O2 -Wall -Wextra -o "$BIN/sse-fanout" Benchmarks/sse-fanout.c
+note "C tools built in $BIN (bare-evhttp, sse-fanout)"
+
+TIDINGS_OK=0
+if [ "$SKIP_TIDINGS" = 1 ]; then
+    note "BENCH_SKIP_TIDINGS=1: measuring the bare C server only"
+elif [ "$SKIP_BUILD" = 1 ] || [ -n "${BENCH_TIDINGS_BIN:-}" ]; then
+    if [ -x "$TIDINGS_BIN" ]; then TIDINGS_OK=1; note "not building; measuring $TIDINGS_BIN"
+    else fail "$TIDINGS_BIN does not exist (BENCH_SKIP_BUILD / BENCH_TIDINGS_BIN)"; fi
+else
+    note "swift build -c release (log: .build/bench/swift-build.log)"
+    if swift build -c release >"$BIN/swift-build.log" 2>&1; then
+        TIDINGS_OK=1
+        note "release build done: $TIDINGS_BIN"
+    else
+        fail "swift build -c release failed; last lines:"
+        tail -n 25 "$BIN/swift-build.log" | sed 's/^/    /'
+    fi
+fi
+[ "$TIDINGS_OK" = 1 ] || note "Tidings will not be measured; the bare server still is."
+
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+note "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), open-file limit $(ulimit -n)"
+note "wrk -t$THREADS -c$CONNS -d${DURATION}s after a 2 s warm-up; (a) and (b): $ROUNDS alternated runs per server, best counts"
+
+# ---------- (a) GET /healthz ----------
+section "(a) GET /healthz  - router + response path vs bare evhttp"
+compare_get "(a) GET /healthz rate" /healthz 85
+
+# ---------- (b) GET /preferences/name ----------
+section "(b) GET /preferences/name  - record read from memory vs bare evhttp"
+compare_get "(b) GET /preferences/name rate" /preferences/name 80
+
+# ---------- (c) durable PUT ----------
+section "(c) PUT /preferences/name  - acknowledged (2xx) durable writes, $CONNS connections"
+bare_put=0
+if start_bare; then
+    run_put "bare evhttp" || true
+    bare_put=$PUT_ACKED_PS
+    note "(the bare server keeps the value in memory only: an upper bound, not a durable write)"
+    stop_server "$SERVER_PID"
+fi
+if [ "$TIDINGS_OK" = 1 ] && start_tidings; then
+    if run_put "tidings"; then
+        v=$(verdict "$PUT_ACKED_PS" ge 5000); missed "$v"
+        note "tidings: $(fmt_int "$PUT_ACKED_PS") acknowledged writes/s (goal >= 5,000): $v"
+        summary "(c) durable PUT acknowledged writes/s" "tidings $(fmt_int "$PUT_ACKED_PS")/s, $PUT_NON2XX not 2xx (goal >= 5,000): $v  [bare in-memory $(fmt_int "$bare_put")/s]"
+    else
+        summary "(c) durable PUT acknowledged writes/s" "tidings: run failed"
+    fi
+    stop_server "$SERVER_PID"
+else
+    summary "(c) durable PUT acknowledged writes/s" "tidings not measured [bare in-memory $(fmt_int "$bare_put")/s]"
+fi
+
+# ---------- (d) fan-out ----------
+section "(d) fan-out: $STREAMS streams on /preferences/name/events, $CHANGES changes ${INTERVAL} ms apart"
+bare_fan="not measured"
+if start_bare; then
+    if run_fanout "bare evhttp"; then
+        bare_fan="bare p99 ${FAN_P99} ms, ${FAN_KIB} KiB/stream, $FAN_RECV/$FAN_EXP events, in order: $FAN_ORDER"
+    fi
+    stop_server "$SERVER_PID"
+fi
+if [ "$TIDINGS_OK" = 1 ] && start_tidings; then
+    if run_fanout "tidings"; then
+        if [ "${FAN_RECV:-0}" -gt 0 ]; then v1=$(verdict "$FAN_P99" le 250); else v1="goal NOT met (no event arrived)"; fi
+        if awk -v k="$FAN_KIB" 'BEGIN { exit !(k >= 0) }' && [ "${FAN_HELD:-0}" -gt 0 ]; then
+            v2=$(verdict "$FAN_KIB" le 8)
+        else
+            v2="goal NOT met (not measured: no stream was held)"
+        fi
+        missed "$v1"; missed "$v2"
+        [ "${FAN_RECV:-0}" -gt 0 ] || FAN_P99="n/a"
+        [ "${FAN_HELD:-0}" -gt 0 ] || FAN_KIB="n/a"
+        complete="yes"
+        if [ "$FAN_ORDER" != yes ] || [ "$FAN_COMPLETE" != yes ] || [ "$FAN_HELD" != "$STREAMS" ]; then
+            complete="NO"; GOALS_MISSED=$((GOALS_MISSED + 1))
+        fi
+        note "tidings: p99 ${FAN_P99} ms (goal <= 250 ms): $v1;"
+        note "         ${FAN_KIB} KiB per stream (goal <= 8 KiB): $v2;"
+        note "         every event delivered in order to every stream held: $complete ($FAN_RECV/$FAN_EXP events, $FAN_HELD/$STREAMS streams held)"
+        summary "(d) fan-out p99 delivery latency" "tidings ${FAN_P99} ms (goal <= 250 ms): $v1  [$bare_fan]"
+        summary "(d) fan-out server memory per stream" "tidings ${FAN_KIB} KiB (goal <= 8 KiB): $v2"
+        summary "(d) fan-out completeness" "tidings $FAN_RECV/$FAN_EXP events, in order: $FAN_ORDER, held $FAN_HELD/$STREAMS: $([ "$complete" = yes ] && echo "goal met" || echo "goal NOT met")"
+    else
+        summary "(d) fan-out" "tidings: run failed  [$bare_fan]"
+    fi
+    stop_server "$SERVER_PID"
+else
+    summary "(d) fan-out" "tidings not measured  [$bare_fan]"
+fi
+
+# ---------- (e) ObservingBench ----------
+section "(e) ObservingBench"
+if [ -d Benchmarks/ObservingBench ]; then
+    if [ "$SKIP_TIDINGS" = 1 ]; then
+        note "skipped (BENCH_SKIP_TIDINGS=1)"
+        summary "(e) ObservingBench" "skipped"
+    elif swift run -c release ObservingBench 2>&1 | sed 's/^/  /'; then
+        summary "(e) ObservingBench" "ran (numbers above)"
+    else
+        fail "swift run -c release ObservingBench failed"
+        summary "(e) ObservingBench" "FAILED"
+    fi
+else
+    note "Benchmarks/ObservingBench does not exist; skipped"
+fi
+
+# ---------- summary ----------
+NO_SAMPLE=1 section "summary"
+for line in "${SUMMARY[@]}"; do echo "  $line"; done
+echo
+note "goals not met: $GOALS_MISSED; parts that failed to run: $FAILURES"
+if [ "$FAILURES" -gt 0 ]; then exit 1; fi
+if [ "$STRICT" = 1 ] && [ "$GOALS_MISSED" -gt 0 ]; then exit 1; fi
+exit 0

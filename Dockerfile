@@ -1,0 +1,65 @@
+# syntax=docker/dockerfile:1
+# Tidings container image: build with the official Swift 6 image on Debian 12 (bookworm), run on
+# debian:bookworm-slim with only the runtime libraries the binary links (checked against `ldd` by
+# scripts/check-runtime-libs.sh; linted by scripts/lint-dockerfile.sh).
+#
+#   docker build -t tidings .
+#   docker run -p 8080:8080 -v tidings-data:/data tidings
+
+ARG SWIFT_IMAGE=swift:6.3-bookworm
+ARG RUNTIME_IMAGE=debian:bookworm-slim
+
+# ---- build ------------------------------------------------------------------------------------
+FROM ${SWIFT_IMAGE} AS build
+# Headers and pkg-config files for the C libraries the package links (CLibevent, GRDB's SQLite).
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libevent-dev libsqlite3-dev pkg-config \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+# Package.swift pins every dependency to an exact version, so no Package.resolved is needed.
+# Tests and Benchmarks are copied because the manifest declares targets in them.
+COPY Package.swift ./
+COPY Sources ./Sources
+COPY Benchmarks ./Benchmarks
+COPY Tests ./Tests
+# The Swift runtime and Foundation are linked statically; what stays dynamic is libc, libevent,
+# SQLite and Foundation's system dependencies (listed in the runtime stage).
+RUN swift build -c release --static-swift-stdlib --product tidings \
+ && install -D -m 0755 "$(swift build -c release --show-bin-path)/tidings" /out/tidings
+
+# ---- runtime ----------------------------------------------------------------------------------
+FROM ${RUNTIME_IMAGE} AS runtime
+# RUNTIME-PACKAGES-BEGIN (scripts/check-runtime-libs.sh reads this list)
+#   libevent-2.1-7, libevent-pthreads-2.1-7  evhttp server and its pthreads glue
+#   libsqlite3-0                             the embedded store (GRDB)
+#   libcurl4, libxml2                        Foundation's networking (upstream feed) and XML
+#   tzdata, ca-certificates                  time zones and TLS roots for https feeds
+#   curl                                     the HEALTHCHECK probe
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libevent-2.1-7 libevent-pthreads-2.1-7 libsqlite3-0 libcurl4 libxml2 tzdata ca-certificates curl \
+ && rm -rf /var/lib/apt/lists/*
+# RUNTIME-PACKAGES-END
+
+# A fixed, unprivileged user that owns only the data volume.
+RUN groupadd --system --gid 10001 tidings \
+ && useradd --system --uid 10001 --gid tidings --home-dir /data --no-create-home --shell /usr/sbin/nologin tidings \
+ && mkdir -p /data \
+ && chown tidings:tidings /data
+
+COPY --from=build /out/tidings /usr/local/bin/tidings
+
+ENV TIDINGS_HOST=0.0.0.0 \
+    TIDINGS_PORT=8080 \
+    TIDINGS_DATA_DIR=/data
+VOLUME ["/data"]
+EXPOSE 8080
+USER 10001:10001
+
+HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["curl", "--fail", "--silent", "--show-error", "--max-time", "2", "-o", "/dev/null", "http://127.0.0.1:8080/healthz"]
+
+# Exec form: the server is PID 1's only process, so SIGTERM from `docker stop` reaches it directly
+# and it drains (readyz 503, streams ended, writes durable) and exits 0.
+ENTRYPOINT ["/usr/local/bin/tidings"]
