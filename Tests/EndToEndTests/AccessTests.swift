@@ -86,6 +86,9 @@ final class AccessTests: XCTestCase {
         XCTAssertEqual(try server.get("/healthz").status, 200)
         XCTAssertEqual(try server.get("/readyz").status, 200)
         XCTAssertEqual(try server.get("/healthz", headers: bearer("wrong")).status, 200)
+        // The dashboard page is static and asks for the token itself; the contract is a read.
+        XCTAssertEqual(try server.get("/").status, 200)
+        XCTAssertEqual(try server.get("/openapi.yaml").status, 401)
 
         // A CORS preflight carries no credentials and is not refused; a plain OPTIONS is a read.
         let preflight = try server.request("OPTIONS", "/preferences/age",

@@ -4,7 +4,7 @@ import EventHTTP
 /// presented credential. Tokens are held as bytes and only ever compared in constant time.
 ///
 /// - `--api-token T` (repeatable): `PUT`, `PATCH`, `POST`, `DELETE` need `Bearer T`.
-/// - `--read-token R`: everything else except `/healthz`, `/readyz` and CORS preflights needs
+/// - `--read-token R`: everything else except `/healthz`, `/readyz`, `/` and CORS preflights needs
 ///   `Bearer R` or `Bearer T`; event streams also take a single-use `?ticket=`.
 /// - `POST /stream-tickets` grants reading only, so it is authorised like a read.
 /// - With only `--read-token`, writes need it too: a server that hides its data from anonymous
@@ -17,8 +17,10 @@ struct AccessPolicy {
     /// Tokens accepted for reads; empty = reads are open.
     let readTokens: [[UInt8]]
 
-    /// Routes anyone may read (probes of orchestrators carry no credentials).
-    static let openRoutes: Set<String> = ["/healthz", "/readyz"]
+    /// Routes anyone may read: the probes (orchestrators carry no credentials) and the dashboard
+    /// page, static markup without data that a browser's navigation cannot attach a bearer
+    /// header to; the page asks for the token itself when the API answers 401.
+    static let openRoutes: Set<String> = ["/healthz", "/readyz", "/"]
     /// The event-stream routes, where `?ticket=` stands in for the header.
     static let eventStreamRoutes: Set<String> = [
         "/events", "/preferences/events", "/preferences/{key}/events", "/things/events", "/posts/events",
