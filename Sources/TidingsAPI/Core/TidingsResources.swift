@@ -33,11 +33,20 @@ public final class TidingsResources {
         do { snapshot = try store.loadSnapshot() } catch {
             throw StartupError(description: "cannot read the store in \(configuration.dataDir): \(error)")
         }
-        let preferences = try Self.makePreferences(configuration, snapshot: snapshot)
+        let sharedStore = SharedStoreKeyValueStore(Self.storedValues(snapshot))
+        let preferences = try Self.makePreferences(configuration, store: sharedStore)
         let textCase: TextCase = configuration.textCase == .upper ? .upper : .none
         state = TidingsState(preferences: preferences, snapshot: snapshot, textCase: textCase,
                              replayCapacity: configuration.replayBuffer)
         writes = WritePipeline(state: state, log: store)
+
+        // Another instance sharing the data directory: its commits reach our subjects too.
+        // The store calls back on its writer queue before answering our next commit; the hop
+        // through the main queue keeps that order (FIFO with the commit's continuation).
+        let applier = ExternalChangeApplier(state: state, sharedStore: sharedStore)
+        store.watchExternalChanges { change in
+            DispatchQueue.main.async { MainActor.assumeIsolated { applier.apply(change) } }
+        }
         streams = StreamHub(state: state)
 
         PreferenceRoutes(state: state, writes: writes).register(on: app.router)
@@ -48,6 +57,16 @@ public final class TidingsResources {
         // Metrics: open streams, events published, store write latency (Metrics/).
         ResourceMetrics.attach(state: state, writes: writes, streams: streams)
 
+        // Posts: the feed (its URL resolved at first use, after start), the built-in sample
+        // upstream, and its shutdown (cancel loads; before the writes drain, so an announcement
+        // already submitted still lands). Metrics: `posts.reportFetches(to:)`.
+        let posts = PostsFeed(configuration: configuration, state: state, writes: writes,
+                              boundPort: { [unowned app] in app.server.port },
+                              isDraining: { [unowned app] in app.server.isDraining }, logger: app.logger)
+        PostsRoutes(feed: posts).register(on: app.router)
+        SampleFeedRoutes().register(on: app.router)
+        app.addShutdownTask { posts.shutdown() }
+
         let state = state
         app.revisionProvider = { MainActor.assumeIsolated { state.revision } }
         app.addShutdownTask { [writes, store] in
@@ -57,14 +76,17 @@ public final class TidingsResources {
     }
 
     /// The built-in set, or the `--preferences` schema, with stored values that still fit.
-    private static func makePreferences(_ configuration: TidingsConfiguration, snapshot: StoreSnapshot) throws -> Preferences {
+    private static func storedValues(_ snapshot: StoreSnapshot) -> [String: PreferenceValue] {
         var stored: [String: PreferenceValue] = [:]
         for (key, record) in snapshot.preferences {
             guard let json = record.json,
                   let value = try? JSONDecoder().decode(PreferenceValue.self, from: Data(json.utf8)) else { continue }
             stored[key] = value
         }
-        let mirror = InMemoryKeyValueStore(stored)
+        return stored
+    }
+
+    private static func makePreferences(_ configuration: TidingsConfiguration, store mirror: SharedStoreKeyValueStore) throws -> Preferences {
         guard let path = configuration.preferencesFile else {
             return BuiltInPreferences(store: mirror).preferences
         }
@@ -72,10 +94,18 @@ public final class TidingsResources {
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw StartupError(description: "cannot read --preferences file \(path): \(error.localizedDescription)")
         }
+        let preferences: Preferences
         do {
-            return try Preferences(schemaJSON: data, store: mirror)
+            preferences = try Preferences(schemaJSON: data, store: mirror)
         } catch {
             throw StartupError(description: "invalid --preferences file \(path): \(error)")
         }
+        // `/preferences/events` is the event stream: a key of that name could be read and
+        // written only through PATCH, so it is refused like any other bad declaration.
+        if preferences.declaration(forKey: "events") != nil {
+            throw StartupError(description: "invalid --preferences file \(path): preference \"events\": "
+                + "the name is reserved (GET /preferences/events is the event stream)")
+        }
+        return preferences
     }
 }

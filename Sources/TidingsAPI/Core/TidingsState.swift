@@ -44,6 +44,12 @@ final class TidingsState {
 
     func revision(ofPreference key: String) -> UInt64 { preferenceRevisions[key] ?? 0 }
 
+    /// Moves the current revision forward without an event (a change that altered nothing here,
+    /// e.g. another instance's posts announcement).
+    func advance(to newRevision: UInt64) {
+        if newRevision > revision { revision = newRevision }
+    }
+
     /// Records an announced change: it becomes the current revision, enters the replay journal
     /// and is what the topic's subscribers will send. Call before announcing on the subject.
     func record(_ entry: JournalEntry) {

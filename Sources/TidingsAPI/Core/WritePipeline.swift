@@ -199,6 +199,7 @@ final class WritePipeline {
                 let thing = try ThingRules.validateAdd(raw, to: shadow.thingSet, textCase: state.textCase)
                 if Self.reservedThings.contains(thing) { return .failure(.reservedThing(thing)) }
                 shadow.thingSet.insert(thing)
+                shadow.thingList.append(thing)
                 return .success(([.addThing(thing)], []))
             } catch {
                 return .failure(.thing(error))
@@ -206,12 +207,16 @@ final class WritePipeline {
         case let .removeThing(raw):
             let thing = ThingRules.normalize(raw, textCase: state.textCase)
             guard shadow.thingSet.remove(thing) != nil else { return .failure(.thing(.notFound(thing))) }
+            shadow.thingList.removeAll { $0 == thing }
             return .success(([.removeThing(thing)], []))
         case let .replaceThings(raws):
             do {
                 let list = try ThingRules.validateList(raws, textCase: state.textCase)
                 if let reserved = list.first(where: Self.reservedThings.contains) { return .failure(.reservedThing(reserved)) }
+                // The same list in the same order changes nothing: no revision, no event.
+                guard list != shadow.thingList else { return .success(([], [])) }
                 shadow.thingSet = Set(list)
+                shadow.thingList = list
                 return .success(([.replaceThings(list)], []))
             } catch {
                 return .failure(.thing(error))
@@ -249,7 +254,11 @@ final class WritePipeline {
             state.things.apply(.remove(thing))
             item.completion(.success(.thingRemoved(thing, revision: revisions[0])))
         case .replaceThings:
-            guard case let .replaceThings(list)? = item.operations.first else { return }
+            guard case let .replaceThings(list)? = item.operations.first else {
+                // The list was already this one: nothing stored, the revision stays.
+                item.completion(.success(.thingsReplaced(revision: state.thingsRevision)))
+                return
+            }
             recordThings(list, revision: revisions[0], op: "replace", thing: nil)
             state.things.apply(.replaceAll(list))
             item.completion(.success(.thingsReplaced(revision: revisions[0])))
@@ -270,13 +279,16 @@ final class WritePipeline {
 private struct Shadow {
     var values: [String: PreferenceValue]
     var thingSet: Set<String>
+    /// The list in order, so replacing it with an identical list is recognised as no change.
+    var thingList: [String]
     /// Keys changed by a queued write: their future revision is unknown, so `If-Match` fails.
     var pendingKeys: Set<String> = []
     private let revisions: [String: UInt64]
 
     init(_ state: TidingsState) {
         values = state.preferences.values
-        thingSet = Set(state.things.things)
+        thingList = state.things.things
+        thingSet = Set(thingList)
         revisions = state.preferenceRevisions
     }
 

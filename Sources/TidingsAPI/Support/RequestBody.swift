@@ -11,7 +11,8 @@ extension Request {
             throw ProblemDetails(status: 400, title: "Bad Request", detail: "The request body is empty; a JSON document was expected.")
         }
         let data = Data(body)
-        guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil else {
+        guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil,
+              !Self.hasTrailingComma(body) else {
             throw ProblemDetails(status: 400, title: "Bad Request", detail: "The request body is not valid JSON.")
         }
         do {
@@ -21,6 +22,32 @@ extension Request {
         } catch {
             throw ProblemDetails(status: 422, title: "Unprocessable Content", detail: "The request body has the wrong shape.")
         }
+    }
+
+    /// Whether `bytes` hold a comma right before a closing `}` or `]` outside strings:
+    /// Foundation's parser accepts that (`{"value": 1,}`), RFC 8259 does not, so it is a 400.
+    static func hasTrailingComma(_ bytes: [UInt8]) -> Bool {
+        var inString = false, escaped = false, afterComma = false
+        for byte in bytes {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): continue
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): if afterComma { return true }
+            case UInt8(ascii: "\""): inString = true
+            default: break
+            }
+            afterComma = byte == UInt8(ascii: ",")
+        }
+        return false
     }
 
     /// The entity tags of a conditional header (`If-Match`, `If-None-Match`): `nil` when the

@@ -67,12 +67,20 @@ struct ThingRoutes {
             responder.send(.json(ThingLookup(thing: thing)))
         }
         router.delete("/things/{thing}") { request, responder in
-            let raw = request.parameters["thing"] ?? ""
-            writes.submit(.removeThing(raw)) { result in
-                switch result {
-                case .success: responder.send(Response(status: 204))
-                case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
-                }
+            remove(request.parameters["thing"] ?? "", responder: responder)
+        }
+        // The literal stream route `/things/events` would otherwise answer 405 for a thing
+        // named "events" (possible with `--text-case none`), which could then never be deleted.
+        router.delete("/things/events") { _, responder in
+            remove("events", responder: responder)
+        }
+    }
+
+    private func remove(_ raw: String, responder: Responder) {
+        writes.submit(.removeThing(raw)) { result in
+            switch result {
+            case .success: responder.send(Response(status: 204))
+            case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
             }
         }
     }

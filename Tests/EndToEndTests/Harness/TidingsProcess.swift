@@ -71,6 +71,8 @@ final class TidingsProcess {
             process.terminate()
             process.waitUntilExit()
             usleep(100_000)
+            // `deinit` does not run for an object whose init threw early, so clean up here.
+            if ownsDataDirectory { try? FileManager.default.removeItem(at: self.dataDirectory) }
             throw StartError(line: line, log: stderrBuffer.text, status: process.terminationStatus)
         }
         self.port = port

@@ -1,0 +1,222 @@
+import EventHTTP
+import Foundation
+import Logging
+import Observing
+import OpenCombine
+
+/// The posts resource's model: a `DataLoader<FetchedPosts>` over the upstream feed (the posts
+/// and their JSON, both made off the loop), the `GET /posts` body for its state, the requests
+/// waiting for a load to end (`?wait=`), and its events.
+///
+/// The source URL is `--feed-url`, or the server's own `GET /sample/posts`. The latter needs
+/// the bound port, known only after `app.start()`; it is resolved at first use, which is always
+/// a request (or a stream's snapshot), hence after start. A wildcard listen address is fetched
+/// through loopback (`0.0.0.0` → `127.0.0.1`, `::` → `localhost`, see ``loopbackHost(for:)``).
+///
+/// Confined to the main actor (the event loop): the loader's request and decoding run off it,
+/// their outcome comes back with `await`.
+@MainActor
+final class PostsFeed {
+    private let configuration: TidingsConfiguration
+    private let boundPort: @MainActor () -> Int
+    private let isDraining: @MainActor () -> Bool
+    private let client: any HTTPClient
+    private let logger: Logger
+    private var loaderStorage: DataLoader<FetchedPosts>?
+    private var subscription: AnyCancellable?
+    private var announcer: PostsAnnouncer!
+    private var resolvedSource: URL?
+    private var shutDown = false
+    private let meter: UpstreamFetchMeter
+
+    /// The loader's state, updated *before* anyone is told of a change (`@Published` announces
+    /// in `willSet`, when the loader's own property still holds the old value).
+    private(set) var current: LoadState<FetchedPosts> = .idle
+    private var cachedBody: (json: String, bytes: [UInt8])?
+    private var index: (fetchedAt: Date, ids: [String: Int])?
+    private lazy var waiters = PostsWaiters { [unowned self] in checkWaiters() }
+
+    /// - Parameters:
+    ///   - boundPort: the server's port once started (for the default sample feed URL).
+    ///   - isDraining: true once shutdown began (waiting requests are then answered at once).
+    ///   - client: the upstream client put into the loader's environment.
+    init(configuration: TidingsConfiguration, state: TidingsState, writes: WritePipeline,
+         client: any HTTPClient = URLSessionHTTPClient(),
+         boundPort: @escaping @MainActor () -> Int, isDraining: @escaping @MainActor () -> Bool,
+         logger: Logger) {
+        self.configuration = configuration
+        self.boundPort = boundPort
+        self.isDraining = isDraining
+        self.client = client
+        self.logger = logger
+        meter = UpstreamFetchMeter(logger: logger)
+        announcer = PostsAnnouncer(state: state, writes: writes) { [unowned self] in (current, json) }
+        announcer.onFailure = { [logger] failure in
+            logger.warning("posts event not announced: \(failure)")
+        }
+        // A stream's snapshot is the state as of the current revision: the last announced one
+        // (the live state may be ahead of it while its event is being committed or held back).
+        state.postsSnapshotJSON = { [unowned self] in
+            announcer.lastAnnouncedJSON ?? PostsStateBody(.idle, source: source.absoluteString, timeout: policy.timeout).json
+        }
+    }
+
+    /// The upstream policy from the flags: `--feed-timeout`, 8 MiB, back-off 1 s doubling up
+    /// to 60 s, `--feed-refresh` (0 = never).
+    var policy: DataLoaderPolicy {
+        DataLoaderPolicy(timeout: .seconds(configuration.feedTimeout), maxBodyBytes: 8 << 20,
+                         retryBase: .seconds(1), retryCap: .seconds(60),
+                         refreshInterval: configuration.feedRefresh > 0 ? .seconds(configuration.feedRefresh) : nil)
+    }
+
+    // MARK: Source
+
+    /// The feed URL (`source` in `GET /posts`).
+    var source: URL {
+        if let resolvedSource { return resolvedSource }
+        if let feed = configuration.feedURL, let url = URL(string: feed) {
+            resolvedSource = url
+            return url
+        }
+        let port = boundPort()
+        let url = URL(string: "http://\(Self.loopbackHost(for: configuration.host)):\(port)/sample/posts")!
+        if port > 0 { resolvedSource = url }  // before start the port is not known yet
+        return url
+    }
+
+    /// The host to reach our own listener on: loopback for wildcard addresses. IPv6 loopback is
+    /// reached as `localhost` (libcurl tries `::1` and `127.0.0.1`): FoundationNetworking's
+    /// URLSession refuses URLs with a bracketed IPv6 literal (NSURLErrorBadURL).
+    static func loopbackHost(for host: String) -> String {
+        switch host {
+        case "", "0.0.0.0", "*": "127.0.0.1"
+        case "::", "[::]", "::1", "[::1]": "localhost"
+        default: host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        }
+    }
+
+    // MARK: Loader
+
+    /// Created at first use, when the source URL can be known.
+    private var loader: DataLoader<FetchedPosts>? {
+        if shutDown { return nil }
+        if let loaderStorage { return loaderStorage }
+        var headers: [String: String] = [:]
+        // Our own sample feed sits behind the same access rules as every other read. A token is
+        // never sent to a --feed-url upstream.
+        if configuration.feedURL == nil, let token = configuration.readToken ?? configuration.apiTokens.first {
+            headers["Authorization"] = "Bearer \(token)"
+        }
+        var environment = EnvironmentValues()
+        environment.httpClient = MeteredHTTPClient(base: client, meter: meter)
+        let loader = DataLoader<FetchedPosts>(request: HTTPClientRequest(url: source, headers: headers),
+                                              environment: environment, policy: policy) { [meter] data in
+            do {
+                let posts = FetchedPosts(try Post.decodeFeed(data))
+                meter.decoded(data, ok: true)
+                return posts
+            } catch {
+                meter.decoded(data, ok: false)
+                throw error
+            }
+        }
+        loaderStorage = loader
+        subscription = loader.$state.dropFirst().sink { [unowned self] newState in stateDidChange(newState) }
+        return loader
+    }
+
+    private func stateDidChange(_ newState: LoadState<FetchedPosts>) {
+        current = newState
+        cachedBody = nil
+        if let error = newState.error {
+            logger.notice("posts feed failed: \(PostsStateBody.message(error, timeout: policy.timeout))")
+        }
+        if newState.phase != .loading { waiters.answerAll(with: response()) }
+        announcer.stateDidChange(newState)
+    }
+
+    /// Sends how each upstream fetch ended (`success`, `not_modified`, `connection_error`,
+    /// `timeout`, `http_error`, `too_large`, `invalid_body`, `cancelled`) to `report`, from any
+    /// thread — e.g. `TidingsMetrics.shared.recordUpstreamFetch(outcome:)`.
+    func reportFetches(to report: @escaping @Sendable (String) -> Void) {
+        meter.setReporter(report)
+    }
+
+    /// The first reader's duty: start the load when nothing was loaded or tried yet.
+    func fetchIfNeeded() { loader?.fetchDataIfNeeded() }
+
+    /// Starts a load, or joins the running one (`POST /posts/refresh`).
+    func refresh() { loader?.refresh() }
+
+    /// Abandons the running load; false when none was running.
+    func cancel() -> Bool { loaderStorage?.cancel() ?? false }
+
+    // MARK: Answers
+
+    /// The `GET /posts` body for the current state (encoded once per state).
+    var json: String {
+        if let cachedBody { return cachedBody.json }
+        let json = PostsStateBody(current, source: source.absoluteString, timeout: policy.timeout).json
+        cachedBody = (json, Array(json.utf8))
+        return json
+    }
+
+    /// `200` with the current state.
+    func response(status: Int = 200) -> Response {
+        _ = json
+        return .json(bytes: cachedBody!.bytes, status: status)
+    }
+
+    /// Answers `responder` once the running visible load ends, or after `seconds`, or at once
+    /// when nothing is loading. Never blocks the loop: the responder waits in a list.
+    func answerWhenSettled(_ responder: Responder, within seconds: Double) {
+        guard current.phase == .loading, seconds > 0, !isDraining() else {
+            responder.send(response())
+            return
+        }
+        waiters.add(responder, deadline: ContinuousClock.now + .seconds(seconds))
+    }
+
+    /// The waiters' periodic check: deadlines, and shutdown (whose drain waits for in-flight
+    /// requests, so a `?wait=30` must not hold it).
+    private func checkWaiters() {
+        if isDraining() || current.phase != .loading {
+            waiters.answerAll(with: response())
+        } else {
+            waiters.answerExpired(with: response())
+        }
+    }
+
+    /// The post whose id, in its string form, is `id` (from the last good posts).
+    func post(id: String) -> Post? {
+        guard let loaded = current.lastGood else { return nil }
+        if index?.fetchedAt != loaded.fetchedAt {
+            var ids: [String: Int] = [:]
+            for (position, post) in loaded.value.posts.enumerated() where ids[post.id.pathForm] == nil {
+                ids[post.id.pathForm] = position
+            }
+            index = (loaded.fetchedAt, ids)
+        }
+        return index?.ids[id].map { loaded.value.posts[$0] }
+    }
+
+    // MARK: Shutdown
+
+    /// Cancels the running load and every scheduled retry or refresh, answers waiting
+    /// requests, and announces nothing more. Nothing of the feed keeps the process alive.
+    func shutdown() {
+        guard !shutDown else { return }
+        announcer.stop()
+        if let loaderStorage {
+            loaderStorage.policy.refreshInterval = nil
+            loaderStorage.policy.retryBase = nil
+            loaderStorage.cancel()
+        }
+        waiters.answerAll(with: response())
+        subscription?.cancel()
+        subscription = nil
+        // Releasing the loader cancels its scheduled retry/refresh task (its deinit).
+        loaderStorage = nil
+        shutDown = true
+    }
+}

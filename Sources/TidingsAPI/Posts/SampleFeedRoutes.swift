@@ -1,0 +1,42 @@
+import EventHTTP
+import Foundation
+
+/// `GET /sample/posts`: the feed compiled into the binary, served like a well-behaved upstream
+/// (strong `ETag`, fixed `Last-Modified`, `304` for a matching `If-None-Match`, or — without
+/// one — an `If-Modified-Since` not older than the posts).
+struct SampleFeedRoutes {
+    func register(on router: Router) {
+        router.get("/sample/posts") { request, responder in
+            let validators: HTTPHeaders = [
+                "ETag": SampleFeed.etag,
+                "Last-Modified": SampleFeed.lastModified,
+                "Cache-Control": "no-cache",
+            ]
+            if Self.notModified(request) {
+                responder.send(Response(status: 304, headers: validators))
+            } else {
+                responder.send(.json(bytes: SampleFeed.body, headers: validators))
+            }
+        }
+    }
+
+    /// RFC 9110 §13.2.2: `If-None-Match` decides when present; otherwise `If-Modified-Since`.
+    static func notModified(_ request: Request) -> Bool {
+        if let tags = request.entityTags("If-None-Match") {
+            let ours = String(SampleFeed.etag.dropFirst().dropLast())
+            return tags.contains("*") || tags.contains(ours)
+        }
+        guard let since = request.headers["If-Modified-Since"].flatMap(httpDate),
+              let modified = httpDate(SampleFeed.lastModified) else { return false }
+        return since >= modified
+    }
+
+    /// Parses an IMF-fixdate (`Sun, 01 Nov 2026 00:00:00 GMT`).
+    static func httpDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text.trimmingCharacters(in: .whitespaces))
+    }
+}

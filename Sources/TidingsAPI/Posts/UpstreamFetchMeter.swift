@@ -1,0 +1,78 @@
+import Foundation
+import Logging
+import Observing
+import Synchronization
+
+/// Tells how each upstream fetch of the posts feed ended, for `/metrics`
+/// (`tidings_upstream_fetches_total{outcome=…}`), with the labels `success`, `not_modified`,
+/// `connection_error`, `timeout`, `http_error`, `too_large`, `invalid_body`, `cancelled`.
+///
+/// The transport outcome is known where the request is sent (``MeteredHTTPClient``); whether
+/// a 2xx body was a feed of posts is known only where it is decoded (``decoded(_:ok:)``). A 2xx
+/// body identical to the last one that decoded is not decoded again by the loader, so the
+/// client counts it as a success itself. The loader runs one fetch at a time, so this needs no
+/// per-request bookkeeping. Thread-safe (a `Mutex`); called off the loop.
+final class UpstreamFetchMeter: Sendable {
+    private struct State {
+        var report: @Sendable (String) -> Void = { _ in }
+        var lastDecodedBody: Data?
+    }
+
+    private let state = Mutex(State())
+    private let logger: Logger
+
+    /// Every outcome is also logged at debug level (`outcome=…`).
+    init(logger: Logger) { self.logger = logger }
+
+    /// Where outcomes go (e.g. the metrics registry); replaces the previous receiver.
+    func setReporter(_ report: @escaping @Sendable (String) -> Void) {
+        state.withLock { $0.report = report }
+    }
+
+    func record(_ outcome: String) {
+        logger.debug("posts upstream fetch", metadata: ["outcome": "\(outcome)"])
+        let report = state.withLock { $0.report }
+        report(outcome)
+    }
+
+    /// Called by the feed's decoder for every 2xx body it decodes.
+    func decoded(_ body: Data, ok: Bool) {
+        if ok { state.withLock { $0.lastDecodedBody = body } }
+        record(ok ? "success" : "invalid_body")
+    }
+
+    /// True when the loader will skip decoding `body` (identical to the last good one).
+    func isLastDecoded(_ body: Data) -> Bool {
+        state.withLock { $0.lastDecodedBody == body }
+    }
+}
+
+/// An ``HTTPClient`` that reports each request's transport outcome to an ``UpstreamFetchMeter``.
+struct MeteredHTTPClient: HTTPClient {
+    let base: any HTTPClient
+    let meter: UpstreamFetchMeter
+
+    func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
+        let started = ContinuousClock.now
+        do {
+            let response = try await base.send(request)
+            switch response.status {
+            case 304: meter.record("not_modified")
+            case 200..<300: if meter.isLastDecoded(response.body) { meter.record("success") }  // else: decoded(_:ok:)
+            default: meter.record("http_error")
+            }
+            return response
+        } catch let error as HTTPClientError {
+            switch error {
+            case .timedOut: meter.record("timeout")
+            case .bodyTooLarge: meter.record("too_large")
+            case .connectionFailed: meter.record("connection_error")
+            }
+            throw error
+        } catch {
+            // The loader cancels the request when its own deadline (the same timeout) wins the race.
+            meter.record(ContinuousClock.now - started >= request.timeout ? "timeout" : "cancelled")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import XCTest
+
+/// `posts` events on `/posts/events` and `/events`: one per change a client cares about, none
+/// for a 304 or an identical body, ids that are revisions, in the order the states happened.
+final class PostsEventsTests: XCTestCase {
+    /// Reads `posts` events until one has `state` (or the timeout passes); returns them all.
+    private func events(until state: String, on stream: EventStreamReader, timeout: Double = 5,
+                        file: StaticString = #filePath, line: UInt = #line) throws -> [EventStreamReader.Event] {
+        var seen: [EventStreamReader.Event] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let event = try stream.nextEvent(timeout: max(0.05, deadline.timeIntervalSinceNow))
+            XCTAssertEqual(event.name, "posts", file: file, line: line)
+            seen.append(event)
+            if event.json?["state"] as? String == state { return seen }
+        }
+        XCTFail("no '\(state)' event; saw \(seen.map(\.data))", file: file, line: line)
+        return seen
+    }
+
+    /// True when no event arrives within `seconds`.
+    private func quiet(_ stream: EventStreamReader, for seconds: Double) -> Bool {
+        do {
+            let event = try stream.nextEvent(timeout: seconds)
+            XCTFail("unexpected event: \(event.name ?? "") \(event.data)")
+            return false
+        } catch {
+            return true
+        }
+    }
+
+    func testLoadEmitsEventsAndNotModifiedOrIdenticalBodyEmitsNone() throws {
+        let upstream = try UpstreamServer()
+        defer { upstream.stop() }
+        upstream.behaviour = .posts(PostsFixture.feed, etag: "v1")
+        let server = try PostsFixture.server(upstream)
+        defer { server.stop() }
+
+        let stream = try server.openEventStream("/posts/events")
+        XCTAssertEqual(stream.reply.status, 200)
+        let snapshot = try stream.nextEvent()
+        XCTAssertEqual(snapshot.name, "posts")
+        XCTAssertEqual(snapshot.json?["state"] as? String, "idle")
+        XCTAssertEqual(snapshot.json?["source"] as? String, upstream.url)
+        let multiplexed = try server.openEventStream("/events?topics=posts")
+        XCTAssertEqual(try multiplexed.nextEvent().json?["state"] as? String, "idle")
+
+        // The first reader starts the load: the stream follows it to `loaded`.
+        XCTAssertEqual(try server.posts().state, "loading")
+        let first = try events(until: "loaded", on: stream)
+        let ids = first.compactMap { $0.id.flatMap(UInt64.init) }
+        XCTAssertEqual(ids.count, first.count, "every event has a revision id")
+        XCTAssertEqual(ids, ids.sorted())
+        XCTAssertEqual(Set(ids).count, ids.count)
+        XCTAssertTrue(ids.allSatisfy { $0 > UInt64(snapshot.id ?? "0")! })
+        XCTAssertLessThanOrEqual(first.count, 2, "loading and loaded at most: \(first.map(\.data))")
+        let loadedEvent = try XCTUnwrap(first.last)
+        let current = try server.get("/posts")
+        XCTAssertEqual(loadedEvent.data, current.text, "the event carries the GET /posts object")
+        XCTAssertEqual(current.header("Tidings-Revision"), loadedEvent.id)
+        XCTAssertEqual(try events(until: "loaded", on: multiplexed).last?.data, loadedEvent.data)
+
+        // A refresh answered 304: no event at all, posts and fetchedAt unchanged.
+        XCTAssertEqual(try server.request("POST", "/posts/refresh").status, 202)
+        XCTAssertEqual(try server.settledPosts("loaded").fetchedAt, loadedEvent.json?["fetchedAt"] as? String)
+        XCTAssertTrue(quiet(stream, for: 1.5))
+        XCTAssertEqual(upstream.requestCount, 2)
+        XCTAssertEqual(upstream.requests.last?.headers["if-none-match"], "\"v1\"", "conditional request")
+
+        // The same body without validators: identical, so no event either.
+        upstream.behaviour = .posts(PostsFixture.feed)
+        XCTAssertEqual(try server.request("POST", "/posts/refresh").status, 202)
+        try server.settledPosts("loaded")
+        XCTAssertTrue(quiet(stream, for: 1.0))
+        XCTAssertEqual(upstream.requestCount, 3)
+        XCTAssertTrue(quiet(multiplexed, for: 0.1))
+
+        // New content: an event with it.
+        upstream.behaviour = .posts(PostsFixture.otherFeed)
+        XCTAssertEqual(try server.request("POST", "/posts/refresh").status, 202)
+        let changed = try events(until: "loaded", on: stream)
+        XCTAssertEqual((changed.last?.json?["posts"] as? [[String: Any]])?.first?["title"] as? String, "Nine")
+        XCTAssertGreaterThan(UInt64(changed.last?.id ?? "0")!, UInt64(loadedEvent.id ?? "0")!)
+    }
+
+    func testSlowRefreshFailureAndCancelAreAnnouncedInOrder() throws {
+        let upstream = try UpstreamServer()
+        defer { upstream.stop() }
+        upstream.behaviour = .posts(PostsFixture.feed)
+        let server = try PostsFixture.server(upstream, timeout: 5)
+        defer { server.stop() }
+        try server.settledPosts("loaded")
+        let stream = try server.openEventStream("/posts/events")
+        // The snapshot shows the last announced state; the announcement of `loaded` may follow it.
+        _ = try events(until: "loaded", on: stream)
+
+        // A slow refresh is announced as loading (posts still there), then its cancel as loaded.
+        upstream.behaviour = .hang
+        XCTAssertEqual(try server.request("POST", "/posts/refresh").status, 202)
+        let loading = try stream.nextEvent(timeout: 3)
+        XCTAssertEqual(loading.json?["state"] as? String, "loading")
+        XCTAssertEqual((loading.json?["posts"] as? [Any])?.count, 3)
+        XCTAssertEqual(try server.request("POST", "/posts/cancel").json?["cancelled"] as? Bool, true)
+        let cancelled = try stream.nextEvent(timeout: 3)
+        XCTAssertEqual(cancelled.json?["state"] as? String, "loaded")
+        XCTAssertGreaterThan(UInt64(cancelled.id!)!, UInt64(loading.id!)!)
+
+        // A failure is announced with its message; the same failure again is not news.
+        upstream.behaviour = .status(502)
+        XCTAssertEqual(try server.request("POST", "/posts/refresh").status, 202)
+        let failed = try events(until: "failed", on: stream)
+        XCTAssertEqual((failed.last?.json?["error"] as? [String: Any])?["upstreamStatus"] as? Int, 502)
+        XCTAssertEqual(try server.request("POST", "/posts/refresh").status, 202)
+        try server.settledPosts("failed")
+        XCTAssertTrue(quiet(stream, for: 1.0), "a repeated identical failure emitted an event")
+
+        // Cancelling a refresh after a failure returns to the previous posts: that is news
+        // (once), though the refresh itself was never announced as loading.
+        upstream.behaviour = .delayed(0.2, then: .posts(PostsFixture.feed))
+        XCTAssertEqual(try server.request("POST", "/posts/refresh").status, 202)
+        XCTAssertEqual(try server.request("POST", "/posts/cancel").json?["cancelled"] as? Bool, true)
+        let settled = try server.posts()
+        XCTAssertEqual(settled.state, "loaded", "cancel returns to the previous posts")
+        let back = try stream.nextEvent(timeout: 2)
+        XCTAssertEqual(back.json?["state"] as? String, "loaded", "failed → loaded is news")
+        XCTAssertTrue(quiet(stream, for: 0.8))
+    }
+
+    func testPeriodicRefreshAnnouncesOnlyNewContent() throws {
+        let upstream = try UpstreamServer()
+        defer { upstream.stop() }
+        upstream.behaviour = .posts(PostsFixture.feed, etag: "v1")
+        let server = try PostsFixture.server(upstream, refresh: 0.5)
+        defer { server.stop() }
+        try server.settledPosts("loaded")
+        let stream = try server.openEventStream("/posts/events")
+        // The snapshot shows the last announced state; the announcement of `loaded` may follow it.
+        _ = try events(until: "loaded", on: stream)
+        // Background refreshes answered 304: silent.
+        XCTAssertTrue(server.eventually(timeout: 3) { upstream.requestCount >= 3 })
+        XCTAssertTrue(quiet(stream, for: 0.3))
+        // New content is picked up by the next background refresh, as one event.
+        upstream.behaviour = .posts(PostsFixture.otherFeed, etag: "v2")
+        let event = try stream.nextEvent(timeout: 3)
+        XCTAssertEqual(event.json?["state"] as? String, "loaded")
+        XCTAssertEqual((event.json?["posts"] as? [[String: Any]])?.first?["title"] as? String, "Nine")
+        XCTAssertTrue(quiet(stream, for: 1.2))
+    }
+}

@@ -1,0 +1,422 @@
+import Foundation
+import XCTest
+
+/// API.md "Event streams", one test per rule, against the real binary.
+final class StreamsTests: XCTestCase {
+    private var server: TidingsProcess!
+
+    override func setUpWithError() throws { server = try TidingsProcess() }
+    override func tearDown() { server?.stop(); server = nil }
+
+    static let builtInKeys = ["should_show_hello_world", "onboardingCompleted", "promptedForProVersion", "name",
+                              "age", "readyForAction", "speed", "numberOfItems"]
+
+    // MARK: Opening
+
+    func test_stream_headers_are_event_stream_no_cache_no_accel_buffering_and_it_opens_with_retry() throws {
+        for target in ["/preferences/events", "/preferences/age/events", "/things/events", "/posts/events", "/events"] {
+            let stream = try server.openEventStream(target)
+            XCTAssertEqual(stream.reply.status, 200, target)
+            XCTAssertEqual(stream.reply.header("Content-Type"), "text/event-stream", target)
+            XCTAssertEqual(stream.reply.header("Cache-Control"), "no-cache", target)
+            XCTAssertEqual(stream.reply.header("X-Accel-Buffering"), "no", target)
+            guard case .retry(let milliseconds) = try stream.nextMessage(timeout: 2) else {
+                return XCTFail("\(target): the first message is not retry:")
+            }
+            XCTAssertGreaterThan(milliseconds, 0)
+        }
+    }
+
+    func test_stream_opens_at_once_with_retry_even_when_there_is_nothing_to_send() throws {
+        XCTAssertEqual(try server.put("age", 6).status, 200)
+        // Resuming at the current revision: no snapshot, no replay, but the stream has started.
+        let stream = try server.openEventStream("/preferences/age/events", headers: ["Last-Event-ID": "1"])
+        XCTAssertEqual(stream.reply.status, 200)
+        guard case .retry = try stream.nextMessage(timeout: 1) else { return XCTFail("no retry: line") }
+        stream.assertNoEvent(within: 0.3)
+    }
+
+    func test_unknown_preference_stream_is_404() throws {
+        assertProblem(try server.get("/preferences/colour/events"), 404)
+    }
+
+    // MARK: Snapshot
+
+    func test_preferences_stream_snapshot_is_one_preference_event_per_key_all_with_the_current_revision() throws {
+        XCTAssertEqual(try server.put("age", 6).status, 200)
+        XCTAssertEqual(try server.post(thing: "x").status, 201)
+        let stream = try server.openEventStream("/preferences/events")
+        let events = try stream.nextEvents(8)
+        XCTAssertEqual(events.map(\.name), Array(repeating: "preference", count: 8))
+        XCTAssertEqual(events.map(\.id), Array(repeating: "2", count: 8))
+        XCTAssertEqual(Set(events.compactMap { $0.value?["key"]?.stringValue }), Set(Self.builtInKeys))
+        let age = try XCTUnwrap(events.first { $0.value?["key"] == "age" })
+        XCTAssertEqual(age.value, ["key": "age", "value": 6, "revision": 1])
+        let name = try XCTUnwrap(events.first { $0.value?["key"] == "name" })
+        XCTAssertEqual(name.value, ["key": "name", "value": "fat", "revision": 0])
+        stream.assertNoEvent(within: 0.2)
+    }
+
+    func test_preferences_stream_keys_selects_the_covered_keys() throws {
+        let stream = try server.openEventStream("/preferences/events?keys=age,name")
+        let events = try stream.nextEvents(2)
+        XCTAssertEqual(Set(events.compactMap { $0.value?["key"]?.stringValue }), ["age", "name"])
+        stream.assertNoEvent(within: 0.2)
+        XCTAssertEqual(try server.put("speed", 1).status, 200)
+        XCTAssertEqual(try server.put("name", "n").status, 200)
+        XCTAssertEqual(try stream.nextEvent().value, ["key": "name", "value": "n", "revision": 2])
+    }
+
+    func test_single_preference_stream_sends_its_value_then_each_change_with_id_and_data() throws {
+        let stream = try server.openEventStream("/preferences/age/events")
+        let snapshot = try stream.nextEvent()
+        XCTAssertEqual(snapshot.id, "0")
+        XCTAssertEqual(snapshot.name, "preference")
+        XCTAssertEqual(snapshot.value, ["key": "age", "value": 5, "revision": 0])
+        XCTAssertEqual(try server.put("age", 6).status, 200)
+        let change = try stream.nextEvent()
+        XCTAssertEqual(change.id, "1")
+        XCTAssertEqual(change.name, "preference")
+        XCTAssertEqual(change.value, ["key": "age", "value": 6, "revision": 1])
+        XCTAssertFalse(change.data.contains("\n"), "data is one line")
+    }
+
+    func test_things_stream_sends_the_list_then_add_remove_and_replace_changes() throws {
+        XCTAssertEqual(try server.post(thing: "a").status, 201)
+        let stream = try server.openEventStream("/things/events")
+        let snapshot = try stream.nextEvent()
+        XCTAssertEqual(snapshot.name, "things")
+        XCTAssertEqual(snapshot.id, "1")
+        XCTAssertEqual(snapshot.value?["things"], ["A"])
+        XCTAssertEqual(snapshot.value?["revision"], 1)
+
+        XCTAssertEqual(try server.post(thing: "b").status, 201)
+        XCTAssertEqual(try server.request("DELETE", "/things/a").status, 204)
+        XCTAssertEqual(try server.put(things: ["x", "y"]).status, 200)
+        let events = try stream.nextEvents(3)
+        XCTAssertEqual(events.map(\.id), ["2", "3", "4"])
+        XCTAssertEqual(events[0].value, ["things": ["A", "B"], "revision": 2, "change": ["op": "add", "thing": "B"]])
+        XCTAssertEqual(events[1].value, ["things": ["B"], "revision": 3, "change": ["op": "remove", "thing": "A"]])
+        XCTAssertEqual(events[2].value?["things"], ["X", "Y"])
+        XCTAssertEqual(events[2].value?["change"]?["op"], "replace")
+    }
+
+    func test_multiplexed_stream_carries_every_topic_on_one_connection() throws {
+        XCTAssertEqual(try server.put("age", 6).status, 200)
+        let stream = try server.openEventStream("/events")
+        let snapshot = try stream.nextEvents(10)
+        XCTAssertEqual(snapshot.filter { $0.name == "preference" }.count, 8)
+        XCTAssertEqual(snapshot.filter { $0.name == "things" }.count, 1)
+        XCTAssertEqual(snapshot.filter { $0.name == "posts" }.count, 1)
+        XCTAssertEqual(Set(snapshot.map(\.id)), ["1"])
+        XCTAssertNotNil(snapshot.first { $0.name == "posts" }?.value?["state"])
+
+        XCTAssertEqual(try server.put("name", "mux").status, 200)
+        XCTAssertEqual(try server.post(thing: "mux").status, 201)
+        let live = try nextEvents(stream, named: ["preference", "things"], count: 2)
+        XCTAssertEqual(live.map(\.name), ["preference", "things"])
+        XCTAssertEqual(live.map(\.id), ["2", "3"])
+    }
+
+    func test_multiplexed_stream_topics_and_keys_select_what_it_covers() throws {
+        let stream = try server.openEventStream("/events?topics=preferences,things&keys=age")
+        let snapshot = try stream.nextEvents(2)
+        XCTAssertEqual(snapshot.map(\.name), ["preference", "things"])
+        XCTAssertEqual(snapshot[0].value?["key"], "age")
+        stream.assertNoEvent(within: 0.2)
+
+        let thingsOnly = try server.openEventStream("/events?topics=things")
+        XCTAssertEqual(try thingsOnly.nextEvent().name, "things")
+        thingsOnly.assertNoEvent(within: 0.1)
+
+        XCTAssertEqual(try server.put("name", "ignored").status, 200)
+        XCTAssertEqual(try server.put("age", 6).status, 200)
+        XCTAssertEqual(try server.post(thing: "x").status, 201)
+        XCTAssertEqual(try stream.nextEvents(2).map(\.id), ["2", "3"])
+        XCTAssertEqual(try thingsOnly.nextEvent().id, "3")
+    }
+
+    // MARK: Event framing
+
+    func test_a_value_containing_blank_lines_and_data_fields_arrives_intact_as_one_event() throws {
+        let stream = try server.openEventStream("/preferences/name/events")
+        _ = try stream.nextEvent()
+        let evil = "a\n\ndata: x\n\nevent: reset\nid: 99\r\rdata: y\r\n\r\n: comment\n"
+        XCTAssertEqual(try server.put("name", evil).status, 200)
+        XCTAssertEqual(try server.put("name", "after").status, 200)
+        let events = try stream.nextEvents(2)
+        XCTAssertEqual(events[0].id, "1")
+        XCTAssertEqual(events[0].name, "preference")
+        XCTAssertEqual(events[0].value?["value"]?.stringValue, evil)
+        XCTAssertFalse(events[0].data.contains("\n") || events[0].data.contains("\r"), "raw line breaks in data: \(events[0].data)")
+        XCTAssertEqual(events[1].id, "2")
+        XCTAssertEqual(events[1].value?["value"], "after")
+        stream.assertNoEvent(within: 0.2)
+    }
+
+    // MARK: Resume
+
+    func test_resume_with_Last_Event_ID_replays_exactly_the_missed_events_then_goes_live() throws {
+        try assertResumeGivesExactlyTheMissedEvents { id in ("/preferences/events", ["Last-Event-ID": id]) }
+    }
+
+    func test_resume_with_query_lastEventId_replays_exactly_the_missed_events_then_goes_live() throws {
+        try assertResumeGivesExactlyTheMissedEvents { id in ("/preferences/events?lastEventId=\(id)", [:]) }
+    }
+
+    func test_resume_on_the_multiplexed_stream_replays_every_covered_topic_in_order() throws {
+        let first = try server.openEventStream("/events?topics=preferences,things")
+        _ = try first.nextEvents(9)
+        XCTAssertEqual(try server.put("age", 1).status, 200)
+        let seen = try first.nextEvent()
+        XCTAssertEqual(try server.post(thing: "a").status, 201)
+        XCTAssertEqual(try server.put("name", "b").status, 200)
+        XCTAssertEqual(try server.request("DELETE", "/things/a").status, 204)
+        let resumed = try server.openEventStream("/events?topics=preferences,things",
+                                                 headers: ["Last-Event-ID": seen.id ?? ""])
+        let replay = try resumed.nextEvents(3)
+        XCTAssertEqual(replay.map(\.id), ["2", "3", "4"])
+        XCTAssertEqual(replay.map(\.name), ["things", "preference", "things"])
+        resumed.assertNoEvent(within: 0.2)
+    }
+
+    func test_resume_from_an_id_older_than_the_replay_buffer_sends_reset_and_a_fresh_snapshot() throws {
+        let small = try TidingsProcess(arguments: ["--replay-buffer", "3"])
+        defer { small.stop() }
+        for value in 1...6 { XCTAssertEqual(try small.put("age", value).status, 200) }
+        let stream = try small.openEventStream("/preferences/events?keys=age,name", headers: ["Last-Event-ID": "1"])
+        let reset = try stream.nextEvent()
+        XCTAssertEqual(reset.name, "reset")
+        XCTAssertNotNil(reset.value?["reason"]?.stringValue)
+        let snapshot = try stream.nextEvents(2)
+        XCTAssertEqual(snapshot.map(\.name), ["preference", "preference"])
+        XCTAssertEqual(snapshot.map(\.id), ["6", "6"])
+        XCTAssertEqual(snapshot.first { $0.value?["key"] == "age" }?.value?["value"], 6)
+        stream.assertNoEvent(within: 0.2)
+        // Within the buffer, resume still replays.
+        let recent = try small.openEventStream("/preferences/age/events?lastEventId=4")
+        XCTAssertEqual(try recent.nextEvents(2).map(\.id), ["5", "6"])
+        XCTAssertEqual(try small.put("age", 7).status, 200)
+        XCTAssertEqual(try recent.nextEvent().id, "7")
+    }
+
+    func test_resume_from_an_id_newer_than_the_current_revision_sends_reset_and_a_fresh_snapshot() throws {
+        XCTAssertEqual(try server.put("age", 6).status, 200)
+        for headers in [["Last-Event-ID": "2"], ["Last-Event-ID": "999999"]] {
+            let stream = try server.openEventStream("/preferences/age/events", headers: headers)
+            let reset = try stream.nextEvent()
+            XCTAssertEqual(reset.name, "reset", "\(headers)")
+            XCTAssertNotNil(reset.value?["reason"]?.stringValue)
+            let snapshot = try stream.nextEvent()
+            XCTAssertEqual(snapshot.name, "preference")
+            XCTAssertEqual(snapshot.id, "1")
+            XCTAssertEqual(snapshot.value, ["key": "age", "value": 6, "revision": 1])
+        }
+        let query = try server.openEventStream("/things/events?lastEventId=5")
+        XCTAssertEqual(try query.nextEvents(2).map(\.name), ["reset", "things"])
+    }
+
+    func test_resume_with_an_id_that_is_not_a_revision_is_400() throws {
+        let reply = try server.get("/preferences/age/events", headers: ["Last-Event-ID": "abc"])
+        assertProblem(reply, 400)
+    }
+
+    func test_resume_with_an_id_beyond_64_bits_sends_reset_and_a_fresh_snapshot() throws {
+        XCTAssertEqual(try server.put("age", 6).status, 200)
+        let stream = try server.openEventStream("/preferences/age/events", headers: ["Last-Event-ID": "99999999999999999999"])
+        let events = try stream.nextEvents(2)
+        XCTAssertEqual(events.map(\.name), ["reset", "preference"])
+        XCTAssertEqual(events[1].value, ["key": "age", "value": 6, "revision": 1])
+    }
+
+    // MARK: Slow subscribers
+
+    func test_a_non_reading_stream_is_cut_off_while_another_keeps_receiving_and_it_resumes_without_a_gap() throws {
+        let stalledConnection = try server.connect()
+        // Small enough that the server's side backs up, large enough (64 KiB windows) that
+        // draining what the kernel still holds after the cut-off takes no time.
+        stalledConnection.setReceiveBuffer(65_536)
+        let stalled = try stalledConnection.openEventStream("/preferences/name/events")
+        XCTAssertEqual(stalled.reply.status, 200)
+        let reader = try server.openEventStream("/preferences/name/events")
+        XCTAssertEqual(try reader.nextEvent().id, "0")
+
+        // 16 events of 200 kB: far past the 1 MiB bound for a client that reads nothing.
+        let writes = 16
+        for index in 1...writes {
+            let value = String(repeating: Character(UnicodeScalar(UInt8(96 + index))), count: 200_000)
+            XCTAssertEqual(try server.put("name", value).status, 200)
+            let event = try reader.nextEvent(timeout: 10)
+            XCTAssertEqual(event.id, "\(index)", "the reading stream was held up")
+        }
+        // The stalled client now reads what reached it: some events, then the end.
+        var received: [EventStreamReader.Event] = []
+        for message in try stalled.readToEnd(timeout: 10) {
+            if case let .event(id, name, data) = message { received.append(.init(id: id, name: name, data: data)) }
+        }
+        XCTAssertTrue(stalled.isEnded)
+        XCTAssertLessThan(received.count, writes + 1, "the stalled stream was never cut off")
+        let lastSeen = try XCTUnwrap(received.last?.id)
+
+        // Resume: the rest, written as the client reads it (more than the bound), then live.
+        let resumed = try server.openEventStream("/preferences/name/events", headers: ["Last-Event-ID": lastSeen])
+        XCTAssertEqual(try server.put("name", "live").status, 200)
+        let missing = writes - Int(lastSeen)!
+        let replay = try resumed.nextEvents(missing + 1, timeout: 20)
+        XCTAssertEqual(replay.map(\.id), ((Int(lastSeen)! + 1)...(writes + 1)).map(String.init))
+        XCTAssertEqual(replay.last?.value?["value"], "live")
+        XCTAssertEqual(try reader.nextEvent().id, "\(writes + 1)")
+    }
+
+    func test_HEAD_on_a_stream_answers_the_stream_headers_without_a_body() throws {
+        let connection = try server.connect()
+        let head = try connection.request("HEAD", "/preferences/events")
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.header("Content-Type"), "text/event-stream")
+        XCTAssertTrue(head.body.isEmpty)
+        XCTAssertEqual(try connection.request("GET", "/healthz").status, 200, "the connection is still usable")
+    }
+
+    // MARK: Isolation, fan-out, heartbeat
+
+    func test_a_stream_for_key_a_never_receives_changes_of_key_b() throws {
+        let perKey = try server.openEventStream("/preferences/age/events")
+        let filtered = try server.openEventStream("/preferences/events?keys=age")
+        let multiplexed = try server.openEventStream("/events?topics=preferences&keys=age")
+        let thingsStream = try server.openEventStream("/things/events")
+        for stream in [perKey, filtered, multiplexed, thingsStream] { _ = try stream.nextEvent() }
+
+        for value in ["b1", "b2", "b3"] { XCTAssertEqual(try server.put("name", value).status, 200) }
+        XCTAssertEqual(try server.request("PATCH", "/preferences", json: ["speed": 3, "numberOfItems": 4]).status, 200)
+        XCTAssertEqual(try server.put("age", 6).status, 200)  // revision 6
+        for stream in [perKey, filtered, multiplexed] {
+            let event = try stream.nextEvent()
+            XCTAssertEqual(event.id, "6", "a change of another key arrived first: \(event)")
+            XCTAssertEqual(event.value?["key"], "age")
+        }
+        thingsStream.assertNoEvent(within: 0.2)
+        XCTAssertEqual(try server.post(thing: "t").status, 201)
+        XCTAssertEqual(try thingsStream.nextEvent().id, "7")
+        perKey.assertNoEvent(within: 0.1)
+    }
+
+    func test_200_concurrent_streams_receive_the_same_20_changes_in_order() throws {
+        let kinds = ["/preferences/numberOfItems/events", "/preferences/events?keys=numberOfItems",
+                     "/events?topics=preferences,things&keys=numberOfItems"]
+        var streams: [EventStreamReader] = []
+        for index in 0..<200 {
+            let stream = try server.openEventStream(kinds[index % kinds.count])
+            XCTAssertEqual(stream.reply.status, 200)
+            streams.append(stream)
+        }
+        for (index, stream) in streams.enumerated() {
+            _ = try stream.nextEvents(index % kinds.count == 2 ? 2 : 1)
+        }
+        var acknowledged: [String] = []
+        for value in 1...20 {
+            let reply = try server.put("numberOfItems", value)
+            XCTAssertEqual(reply.status, 200)
+            acknowledged.append(reply.value?["revision"]?.description ?? "?")
+        }
+        XCTAssertEqual(acknowledged, (1...20).map(String.init))
+        for (index, stream) in streams.enumerated() {
+            let events = try stream.nextEvents(20, timeout: 10)
+            XCTAssertEqual(events.map(\.id), acknowledged, "stream \(index)")
+            XCTAssertEqual(events.compactMap { $0.value?["value"]?.intValue }, Array(1...20), "stream \(index)")
+        }
+    }
+
+    func test_under_concurrent_writes_a_stream_gets_every_revision_exactly_once_in_order() throws {
+        let stream = try server.openEventStream("/events")
+        _ = try stream.nextEvents(10)
+        let port = server.port
+        let acknowledged = Locked(Set<UInt64>())
+        concurrently(8) { client in
+            guard let connection = try? HTTPConnection(port: port) else { return }
+            for n in 0..<40 {
+                let reply: HTTPReply?
+                switch n % 4 {
+                case 0: reply = try? connection.request("PUT", "/preferences/age", json: ["value": client * 100 + n])
+                case 1: reply = try? connection.request("PATCH", "/preferences", json: ["speed": Double(n) / 2, "numberOfItems": client])
+                case 2: reply = try? connection.request("POST", "/things", json: ["thing": "c\(client)n\(n)"])
+                default: reply = try? connection.request("DELETE", "/things/c\(client)n\(n - 1)")
+                }
+                if let revision = reply?.revisionHeader, let status = reply?.status, (200..<300).contains(status) {
+                    acknowledged.withLock { _ = $0.insert(revision) }
+                }
+            }
+        }
+        let current = try server.currentRevision()
+        XCTAssertGreaterThan(current, 200)
+        var ids: [UInt64] = []
+        while ids.last != current {
+            let event = try stream.nextEvent()
+            ids.append(try XCTUnwrap(event.id.flatMap { UInt64($0) }, "\(event)"))
+        }
+        XCTAssertEqual(ids, Array(1...current), "every revision once, in order")
+        XCTAssertTrue(acknowledged.current.isSubset(of: Set(ids)))
+        stream.assertNoEvent(within: 0.2)
+    }
+
+    func test_heartbeat_comment_arrives_every_heartbeat_seconds() throws {
+        let beating = try TidingsProcess(arguments: ["--heartbeat", "1"])
+        defer { beating.stop() }
+        let stream = try beating.openEventStream("/preferences/age/events")
+        _ = try stream.nextEvent()
+        let started = Date()
+        var comments = 0
+        while comments < 2 && Date().timeIntervalSince(started) < 4 {
+            if case .comment(let text) = try stream.nextMessage(timeout: 3) {
+                XCTAssertEqual(text, "keep-alive")
+                comments += 1
+            }
+        }
+        XCTAssertEqual(comments, 2, "two heartbeats within 4 s at --heartbeat 1")
+        XCTAssertGreaterThan(Date().timeIntervalSince(started), 0.9, "heartbeats came faster than every second")
+    }
+
+    // MARK: Helpers
+
+    /// Reads events until `count` of the `names` arrived (others, such as posts, are skipped).
+    private func nextEvents(_ stream: EventStreamReader, named names: Set<String>, count: Int) throws -> [EventStreamReader.Event] {
+        var events: [EventStreamReader.Event] = []
+        while events.count < count {
+            let event = try stream.nextEvent()
+            if names.contains(event.name ?? "") { events.append(event) }
+        }
+        return events
+    }
+
+    /// Subscribe, see some changes, disconnect, miss five (plus one it does not cover),
+    /// resume: exactly the five, in order, then live — no gap, no duplicate.
+    private func assertResumeGivesExactlyTheMissedEvents(_ resume: (String) -> (String, [String: String]),
+                                                        file: StaticString = #filePath, line: UInt = #line) throws {
+        var first: EventStreamReader? = try server.openEventStream("/preferences/events")
+        _ = try first!.nextEvents(8)
+        XCTAssertEqual(try server.put("age", 1).status, 200)
+        XCTAssertEqual(try server.put("age", 2).status, 200)
+        let seen = try first!.nextEvents(2)
+        let lastSeen = try XCTUnwrap(seen.last?.id)
+        first = nil  // disconnect
+
+        var missed: [String] = []
+        for (key, value) in [("age", 3), ("name", "x"), ("speed", 4)] as [(String, Any)] {
+            missed.append(try server.put(key, value).value?["revision"]?.description ?? "?")
+        }
+        XCTAssertEqual(try server.post(thing: "not covered").status, 201)
+        let patch = try server.request("PATCH", "/preferences", json: ["age": 5, "readyForAction": true])
+        XCTAssertEqual(patch.status, 200)
+        let current = try XCTUnwrap(patch.revisionHeader)
+        missed += ["\(current - 1)", "\(current)"]
+
+        let (target, headers) = resume(lastSeen)
+        let resumed = try server.openEventStream(target, headers: headers)
+        let replay = try resumed.nextEvents(5)
+        XCTAssertEqual(replay.map(\.id), missed, file: file, line: line)
+        XCTAssertEqual(replay.map(\.name), Array(repeating: "preference", count: 5), file: file, line: line)
+        XCTAssertEqual(replay[0].value, ["key": "age", "value": 3, "revision": .number(Double(missed[0])!)], file: file, line: line)
+        resumed.assertNoEvent(within: 0.2, file: file, line: line)
+        let live = try server.put("age", 6)
+        XCTAssertEqual(try resumed.nextEvent().id, live.value?["revision"]?.description, file: file, line: line)
+    }
+}
