@@ -70,6 +70,27 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(unchanged[requests("/preferences/{key}", "PUT", 200)], 3)
     }
 
+    func testUpstreamFetchesAndPostsEventsAreCounted() throws {
+        // The default feed is the server's own /sample/posts, fetched over HTTP.
+        let server = try TidingsProcess()
+        defer { server.stop() }
+        let posts = try server.get("/posts?wait=10")
+        XCTAssertEqual(posts.status, 200)
+        XCTAssertEqual(posts.json?["state"] as? String, "loaded", posts.text)
+        XCTAssertTrue(try server.eventually { try scrape(server)[#"tidings_upstream_fetches_total{outcome="success"}"#] == 1 })
+        let samples = try scrape(server)
+        XCTAssertEqual(samples[#"tidings_upstream_fetches_total{outcome="timeout"}"#], 0)
+        XCTAssertGreaterThanOrEqual(samples[#"tidings_events_published_total{topic="posts"}"#] ?? 0, 1)
+        XCTAssertEqual(samples[requests("/sample/posts", "GET", 200)], 1)
+        XCTAssertEqual(samples[requests("/posts", "GET", 200)], 1)
+
+        // A failing upstream is counted by its outcome.
+        let failing = try TidingsProcess(arguments: ["--feed-url", "http://127.0.0.1:\(server.port)/no/such/feed"])
+        defer { failing.stop() }
+        XCTAssertEqual(try failing.get("/posts?wait=10").json?["state"] as? String, "failed")
+        XCTAssertTrue(try failing.eventually { try scrape(failing)[#"tidings_upstream_fetches_total{outcome="http_error"}"#] ?? 0 >= 1 })
+    }
+
     func testOpenStreamsGaugeGoesUpAndDown() throws {
         let server = try TidingsProcess()
         defer { server.stop() }

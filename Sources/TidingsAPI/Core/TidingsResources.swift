@@ -64,6 +64,7 @@ public final class TidingsResources {
                               boundPort: { [unowned app] in app.server.port },
                               isDraining: { [unowned app] in app.server.isDraining }, logger: app.logger)
         PostsRoutes(feed: posts).register(on: app.router)
+        posts.reportFetches { TidingsMetrics.shared.recordUpstreamFetch(outcome: $0) }
         SampleFeedRoutes().register(on: app.router)
         app.addShutdownTask { posts.shutdown() }
 
