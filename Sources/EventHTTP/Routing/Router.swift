@@ -67,8 +67,11 @@ public final class Router {
     public func patch(_ template: String, _ handler: @escaping RouteHandler) { on(.PATCH, template, handler) }
     public func delete(_ template: String, _ handler: @escaping RouteHandler) { on(.DELETE, template, handler) }
 
-    /// Adds a filter run on every request before routing (in order of registration). Return a
-    /// response to answer at once (e.g. 401, or a CORS preflight), nil to continue.
+    /// Adds a filter run on every request whose path and method found a route (a handler or the
+    /// built-in `OPTIONS` answer), in order of registration, after the lookup and before the
+    /// handler: `request.route` and `request.parameters` are filled in. Unknown paths (404) and
+    /// methods (405) are answered by routing first, so a filter never hides them. Return a
+    /// response to answer at once (e.g. 401), nil to continue.
     public func addRequestFilter(_ filter: @escaping (Request) -> Response?) {
         requestFilters.append(filter)
     }
@@ -138,37 +141,56 @@ public final class Router {
         return parts
     }
 
-    /// Runs filters, routing, and the built-in answers for one request.
-    func handle(_ request: Request, _ responder: Responder) {
-        for filter in requestFilters {
-            if let response = filter(request) {
-                responder.send(response)
-                return
-            }
-        }
+    /// Runs filters, routing, and the built-in answers for one request. `bodyLimitExceeded`
+    /// (the limit, when the body is over it) is answered 413 once the route was found and the
+    /// request filters passed, so 404/405 and credential answers come first.
+    func handle(_ request: Request, _ responder: Responder, bodyLimitExceeded: Int? = nil) {
         var request = request
-        switch match(request.method, path: request.path) {
-        case .handler(let handler, let parameters, let template):
+        let found = match(request.method, path: request.path)
+        switch found {
+        case .handler(_, let parameters, let template):
             request.parameters = parameters
             request.route = template
-            responder.request = request
+        case .options(_, let template), .methodNotAllowed(_, let template):
+            request.route = template
+        case .notFound:
+            break
+        }
+        responder.request = request
+        switch found {
+        case .handler, .options: if runRequestFilters(request, responder) { return }
+        case .methodNotAllowed, .notFound: break
+        }
+        if let limit = bodyLimitExceeded, case .handler = found {
+            responder.send(.problem(status: 413, detail: "The request body is larger than \(limit) bytes."))
+            return
+        }
+        switch found {
+        case .handler(let handler, _, _):
             do {
                 try handler(request, responder)
             } catch {
                 if !responder.isCompleted { responder.send(.error(error)) }
             }
-        case .options(let allow, let template):
-            request.route = template
-            responder.request = request
+        case .options(let allow, _):
             responder.send(Response(status: 204, headers: ["Allow": allow]))
-        case .methodNotAllowed(let allow, let template):
-            request.route = template
-            responder.request = request
+        case .methodNotAllowed(let allow, _):
             responder.send(.problem(status: 405, detail: "\(request.method.rawValue) is not allowed here; allowed: \(allow).",
                                     headers: ["Allow": allow]))
         case .notFound:
             responder.send(.problem(status: 404, detail: "No resource at \(Self.printable(request.path))."))
         }
+    }
+
+    /// Runs the request filters; true when one of them answered.
+    private func runRequestFilters(_ request: Request, _ responder: Responder) -> Bool {
+        for filter in requestFilters {
+            if let response = filter(request) {
+                responder.send(response)
+                return true
+            }
+        }
+        return false
     }
 
     /// The path as text safe to echo in a problem's detail (bounded length).

@@ -187,11 +187,9 @@ public final class HTTPServer {
         connection.current = exchange
         inFlight += 1
         let responder = Responder(exchange: exchange)
-        if request.body.count > configuration.maxBodySize {
-            responder.send(.problem(status: 413, detail: "The request body is larger than \(configuration.maxBodySize) bytes."))
-            return
-        }
-        router.handle(request, responder)
+        // The router answers 413 after the route and the request filters (e.g. 401) had their say.
+        let limit = configuration.maxBodySize
+        router.handle(request, responder, bodyLimitExceeded: request.body.count > limit ? limit : nil)
     }
 
     /// 503 for a connection over the cap (or arriving while draining), then close.
@@ -242,7 +240,22 @@ public final class HTTPServer {
 
     func applyResponseFilters(_ request: Request, _ response: inout Response) {
         for filter in router.responseFilters { filter(request, &response) }
-        if isDraining { response.headers.set("Connection", "close") }
+        if isDraining || Self.leavesBodyUnread(request) { response.headers.set("Connection", "close") }
+    }
+
+    /// libevent reads a request body only for POST, PUT and PATCH (2.1.12 also OPTIONS). A body
+    /// announced on any other method stays in the input buffer and would be parsed as the next
+    /// request on the connection (a desync: `HEAD / ...Content-Length: 17` + 17 bytes turns
+    /// into a bogus request line). Such a request is answered and the connection closed.
+    static func leavesBodyUnread(_ request: Request) -> Bool {
+        switch request.method {
+        case .POST, .PUT, .PATCH, .OPTIONS:
+            return false
+        default:
+            if request.headers["Transfer-Encoding"] != nil { return true }
+            guard let length = request.headers["Content-Length"] else { return false }
+            return length.trimmingCharacters(in: .whitespaces) != "0"
+        }
     }
 
     /// Hands a complete response to evhttp (which adds Date and, for bodies, Content-Length).

@@ -47,6 +47,9 @@ public final class TidingsApplication {
         router.addResponseFilter { [unowned self] _, response in
             response.headers.set("Tidings-Revision", String(revisionProvider()))
         }
+        // Access control + CORS (Access/) and request metrics + GET /metrics (Metrics/).
+        installAccessControl()
+        installMetrics()
     }
 
     private func registerOperationalRoutes() {

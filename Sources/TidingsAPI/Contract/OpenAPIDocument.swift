@@ -54,8 +54,10 @@ info:
     requirements below do not apply. With them:
     - `--api-token T`: every `PUT`, `PATCH`, `POST` and `DELETE` needs `Authorization: Bearer T`.
       Exception: `POST /stream-tickets` only grants reading, so it is authorised like a read.
-    - `--read-token R`: every other request except `/healthz` and `/readyz` needs `Bearer R` or
-      `Bearer T`. `/sample/posts` is no exception; the server's own default feed fetch sends its
+    - `--read-token R`: every other request except `/healthz`, `/readyz`, CORS preflights and the
+      dashboard page `/` (static markup without data; a browser's navigation cannot send a bearer
+      header, so the page asks for the token itself) needs `Bearer R` or `Bearer T`. With only
+      `--read-token`, writes need `Bearer R` too. `/sample/posts` is no exception; the server's own default feed fetch sends its
       read token (or, without one, its api token). A token is never sent to a `--feed-url` upstream.
     - A missing or wrong token where one is required → `401` with `WWW-Authenticate: Bearer`.
       Credentials sent to an operation that requires none are ignored.
@@ -196,6 +198,8 @@ paths:
       tags: [operations]
       operationId: getDashboard
       summary: The dashboard page (live preferences, things and posts over one event stream).
+      description: Static markup without data, open like the probes; the page asks for a token when the API answers 401.
+      security: []
       responses:
         "200":
           description: HTML page.
@@ -204,7 +208,6 @@ paths:
           content:
             text/html:
               schema: { type: string }
-        "401": { $ref: "#/components/responses/Unauthorized" }
         "503": { $ref: "#/components/responses/ServiceUnavailable" }
 
   /preferences:

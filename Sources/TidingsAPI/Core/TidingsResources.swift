@@ -54,6 +54,8 @@ public final class TidingsResources {
         StreamRoutes(state: state, hub: streams).register(on: app.router)
         DashboardRoute.register(on: app.router)
         ContractRoute.register(on: app.router)
+        // Metrics: open streams, events published, store write latency (Metrics/).
+        ResourceMetrics.attach(state: state, writes: writes, streams: streams)
 
         // Posts: the feed (its URL resolved at first use, after start), the built-in sample
         // upstream, and its shutdown (cancel loads; before the writes drain, so an announcement
@@ -62,6 +64,7 @@ public final class TidingsResources {
                               boundPort: { [unowned app] in app.server.port },
                               isDraining: { [unowned app] in app.server.isDraining }, logger: app.logger)
         PostsRoutes(feed: posts).register(on: app.router)
+        posts.reportFetches { TidingsMetrics.shared.recordUpstreamFetch(outcome: $0) }
         SampleFeedRoutes().register(on: app.router)
         app.addShutdownTask { posts.shutdown() }
 

@@ -1,0 +1,82 @@
+import Dispatch
+import EventHTTP
+import Prometheus
+
+/// `tidings_http_requests_total{route,method,status}` and
+/// `tidings_http_request_duration_seconds{route}`, recorded by a response filter.
+///
+/// `route` is the matched template (`/preferences/{key}`), never the raw path, and `unmatched`
+/// when no route matched, so the number of series stays bounded by the routes the server
+/// declares. Series are resolved once per label set and cached here; the per-request cost is
+/// a dictionary lookup by route, one by (method, status), an atomic increment and a histogram
+/// record. Durations run from `Request.receivedAt` to the moment the answer (or an event
+/// stream's head) is handed to the connection.
+///
+/// Confined to the event loop thread, where response filters run.
+final class HTTPRequestMetrics {
+    private final class RouteSeries {
+        let route: String
+        let duration: ValueHistogram
+        var counters: [Int: Prometheus.Counter] = [:]
+
+        init(route: String, duration: ValueHistogram) {
+            self.route = route
+            self.duration = duration
+        }
+    }
+
+    private let registry: PrometheusCollectorRegistry
+    private var routes: [String: RouteSeries] = [:]
+
+    static let unmatched = "unmatched"
+    private static let requestsHelp = "HTTP requests answered, by route template, method and status."
+
+    init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+    }
+
+    /// Counts and times one answered request.
+    func record(_ request: Request, status: Int) {
+        let route = request.route ?? Self.unmatched
+        let series = routes[route] ?? makeSeries(route)
+        let status = min(max(status, 0), 999)
+        let key = Self.methodIndex(request.method) &* 1_000 &+ status
+        let counter = series.counters[key] ?? makeCounter(series, method: request.method, status: status, key: key)
+        counter.increment()
+        let now = DispatchTime.now().uptimeNanoseconds
+        let elapsed = now >= request.receivedAt && request.receivedAt != 0 ? now - request.receivedAt : 0
+        series.duration.record(Double(elapsed) * 1e-9)
+    }
+
+    private func makeSeries(_ route: String) -> RouteSeries {
+        let histogram = registry.makeValueHistogram(
+            descriptor: TidingsMetrics.name("http_request_duration", unit: "seconds",
+                                            help: "Time from a request's arrival to its answer (event streams: to the stream's head)."),
+            labels: [("route", route)], buckets: TidingsMetrics.latencyBuckets)
+        let series = RouteSeries(route: route, duration: histogram)
+        routes[route] = series
+        return series
+    }
+
+    private func makeCounter(_ series: RouteSeries, method: HTTPMethod, status: Int, key: Int) -> Prometheus.Counter {
+        let counter = registry.makeCounter(
+            descriptor: TidingsMetrics.name("http_requests", unit: "total", help: Self.requestsHelp),
+            labels: [("route", series.route), ("method", method.rawValue), ("status", String(status))])
+        series.counters[key] = counter
+        return counter
+    }
+
+    private static func methodIndex(_ method: HTTPMethod) -> Int {
+        switch method {
+        case .GET: 0
+        case .HEAD: 1
+        case .POST: 2
+        case .PUT: 3
+        case .PATCH: 4
+        case .DELETE: 5
+        case .OPTIONS: 6
+        case .TRACE: 7
+        case .CONNECT: 8
+        }
+    }
+}
