@@ -121,7 +121,9 @@ final class ConventionsTests: XCTestCase {
 
     func test_malformed_query_is_400() throws {
         assertProblem(try server.get("/events?topics=weather"), 400)
-        assertProblem(try server.get("/events?topics=things&keys=age"), 400)
+        assertProblem(try server.get("/events?topics="), 400)
+        assertProblem(try server.get("/events?keys="), 400)
+        assertProblem(try server.get("/events?lastEventId="), 400)
         assertProblem(try server.get("/events?lastEventId=abc"), 400)
     }
 

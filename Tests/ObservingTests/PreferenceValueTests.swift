@@ -21,6 +21,15 @@ final class PreferenceValueTests: XCTestCase {
         XCTAssertEqual(String(decoding: encoded, as: UTF8.self), #"[false,5,0.5,"x"]"#)
     }
 
+    func testIntegerRefusesNumbersBeyond64BitsInsteadOfRoundingThem() async throws {
+        // Read as floating point, -9223372036854775809 would become Int64.min: a different value.
+        XCTAssertNil(try decode("-9223372036854775809").coerced(to: .integer))
+        XCTAssertNil(try decode("9223372036854775808").coerced(to: .integer))
+        XCTAssertNil(try decode("1e300").coerced(to: .integer))
+        XCTAssertEqual(try decode("9007199254740992.0").coerced(to: .integer), .integer(9_007_199_254_740_992))
+        XCTAssertEqual(try decode("9223372036854775807").coerced(to: .integer), .integer(Int.max))
+    }
+
     func testIntegerRejectsFractionAndNumberAcceptsInteger() async throws {
         XCTAssertNil(try decode("1.5").coerced(to: .integer))
         XCTAssertEqual(try decode("2").coerced(to: .number), .number(2))

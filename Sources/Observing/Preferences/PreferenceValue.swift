@@ -38,7 +38,10 @@ public enum PreferenceValue: Sendable, Hashable, Codable, CustomStringConvertibl
             return .number(Double(i))
         case let (.number(d), .integer):
             // JSON Schema's rule: an integer is a number with a zero fractional part.
-            guard d.isFinite, d.rounded(.towardZero) == d, let i = Int(exactly: d) else { return nil }
+            // Only up to 2^53 is a JSON number read as floating point still the integer that
+            // was sent; beyond that (e.g. -9223372036854775809) it would silently become another.
+            guard d.isFinite, d.rounded(.towardZero) == d, abs(d) <= 9_007_199_254_740_992,
+                  let i = Int(exactly: d) else { return nil }
             return .integer(i)
         default:
             return nil

@@ -33,28 +33,30 @@ struct StreamRoutes {
     /// `topics=preferences,things,posts` (default: all) and `keys=` for the preferences topic.
     private func multiplexedCoverage(_ request: Request) throws(ProblemDetails) -> StreamCoverage {
         var topics: Set<String> = ["preferences", "things", "posts"]
-        if let raw = request.query("topics"), !raw.isEmpty {
+        if let raw = request.query("topics") {
             topics = Set(list(raw))
             let unknown = topics.subtracting(["preferences", "things", "posts"]).sorted()
-            guard unknown.isEmpty else {
-                throw Problems.badQuery("Unknown topic '\(unknown[0])'; topics are preferences, things and posts.")
+            guard unknown.isEmpty, !topics.isEmpty else {
+                throw Problems.badQuery(topics.isEmpty
+                    ? "'topics' is empty; name one or more of preferences, things and posts."
+                    : "Unknown topic '\(unknown[0])'; topics are preferences, things and posts.")
             }
         }
         var coverage = StreamCoverage(things: topics.contains("things"), posts: topics.contains("posts"))
+        // `keys` narrows the preferences topic; without that topic it selects nothing.
         if topics.contains("preferences") {
             coverage.preferenceKeys = try preferenceKeys(request.query("keys"))
-        } else if let keys = request.query("keys"), !keys.isEmpty {
-            throw Problems.badQuery("'keys' selects preferences, but the preferences topic is not requested.")
         }
         return coverage
     }
 
     /// The declared keys named in `keys` (comma-separated), in declaration order; all keys
-    /// when absent or empty. An unknown key is a 422 that names it.
+    /// when absent; empty is a 400. An unknown key is a 422 that names it.
     private func preferenceKeys(_ raw: String?) throws(ProblemDetails) -> [String] {
         let declared = state.preferences.declarations.map(\.key)
-        guard let raw, !raw.isEmpty else { return declared }
+        guard let raw else { return declared }
         let wanted = Set(list(raw))
+        guard !wanted.isEmpty else { throw Problems.badQuery("'keys' is empty; leave it out to cover every preference.") }
         if let unknown = wanted.subtracting(declared).sorted().first {
             throw Problems.invalid("There is no preference '\(unknown)'.", errors: [.init(key: unknown, detail: "unknown preference")])
         }
