@@ -14,7 +14,7 @@ FROM ${SWIFT_IMAGE} AS build
 # Headers and pkg-config files for the C libraries the package links (CLibevent, GRDB's SQLite).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libevent-dev libsqlite3-dev pkg-config \
+      libevent-dev libsqlite3-dev libcurl4-openssl-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Package.swift pins every dependency to an exact version, so no Package.resolved is needed.

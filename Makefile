@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 CONFIG ?= debug
-APT_PACKAGES := libevent-dev libsqlite3-dev pkg-config
+APT_PACKAGES := libevent-dev libsqlite3-dev libcurl4-openssl-dev pkg-config
 BIN_RELEASE := .build/release/tidings
 
 .PHONY: run test build release deps bench clean lint contract-test

@@ -62,7 +62,10 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            swiftSettings: strictSettings
+            swiftSettings: strictSettings,
+            // FoundationNetworking (the upstream feed client) runs on libcurl; a build with the
+            // static Swift runtime (as in the container) must link it explicitly.
+            linkerSettings: [.linkedLibrary("curl", .when(platforms: [.linux]))]
         ),
         // The executable: configuration, logging, signals, wiring.
         .executableTarget(

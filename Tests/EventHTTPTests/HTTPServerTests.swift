@@ -280,4 +280,34 @@ final class ServerLimitsTests: XCTestCase {
         let head = try XCTUnwrap(TestClient(port: server.port).request("HEAD", "/stream"))
         XCTAssertEqual(head.header("Content-Type"), "text/event-stream")
     }
+
+    /// Streams never take the reserved connections: with streams at their share, a plain
+    /// request (say, the write that feeds every stream) still gets through.
+    func testStreamsLeaveReservedConnectionsForPlainRequests() throws {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        configuration.maxConnections = 4
+        configuration.reservedConnections = 2
+        let server = try LoopThread(configuration: configuration) { server in
+            server.router.get("/stream") { _, responder in
+                guard let stream = responder.startEventStream() else { return }
+                StreamBook.shared(server).add(stream)
+            }
+            server.router.get("/ok") { _, responder in responder.send(.json(["ok": true])) }
+        }
+        defer { server.stop() }
+        var open: [TestClient] = []
+        for _ in 0..<2 {
+            let client = try TestClient(port: server.port)
+            client.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+            XCTAssertNotNil(client.readUntil("retry: 3000\n\n"))
+            open.append(client)
+        }
+        let refused = try XCTUnwrap(TestClient(port: server.port).request("GET", "/stream"))
+        XCTAssertTrue(refused.text.hasPrefix("retry: "), "a third stream is over the streams' share")
+        XCTAssertFalse(refused.text.contains("retry: 3000"), refused.text)
+        XCTAssertEqual(try XCTUnwrap(TestClient(port: server.port).request("GET", "/ok")).status, 200)
+        XCTAssertEqual(server.sync { $0.openStreamCount }, 2)
+        XCTAssertEqual(server.sync { $0.streamLimit }, 2)
+        withExtendedLifetime(open) {}
+    }
 }

@@ -67,7 +67,7 @@ final class Exchange {
             send(Response(status: 200, headers: EventStream.headHeaders))
             return nil
         }
-        if server.isDraining || server.openStreamCount >= server.configuration.maxStreams {
+        if server.isDraining || server.openStreamCount >= server.streamLimit {
             // A browser's EventSource gives up for good on a non-200, so refuse with a
             // 200 that tells it to come back a little later.
             let range = server.configuration.fullRetryMilliseconds

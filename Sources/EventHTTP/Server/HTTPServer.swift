@@ -58,7 +58,10 @@ public final class HTTPServer {
     /// Also raises the process's open-file limit to its hard limit.
     public func start() throws -> Int {
         precondition(http == nil, "start() called twice")
-        Self.raiseOpenFileLimit()
+        let descriptors = Self.raiseOpenFileLimit()
+        // Every connection is a descriptor; keep some for the listener, the store and logs.
+        connectionLimit = min(configuration.maxConnections, max(64, descriptors - 64))
+        streamLimit = min(configuration.maxStreams, max(1, connectionLimit - configuration.reservedConnections))
         // A write to a vanished client must be an EPIPE error, not a process-killing signal.
         signal(SIGPIPE, SIG_IGN)
         guard let http = evhttp_new(loop.base) else { throw EventHTTPError.libevent("evhttp_new") }
@@ -147,13 +150,24 @@ public final class HTTPServer {
         }
     }
 
-    /// Raises RLIMIT_NOFILE's soft limit to the hard limit (each connection is a descriptor).
-    public static func raiseOpenFileLimit() {
+    /// Raises RLIMIT_NOFILE's soft limit to the hard limit (each connection is a descriptor);
+    /// returns the soft limit in force afterwards.
+    @discardableResult
+    public static func raiseOpenFileLimit() -> Int {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
-        limit.rlim_cur = limit.rlim_max
-        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            let wanted = limit.rlim_max
+            limit.rlim_cur = wanted
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 { _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) }
+        }
+        return limit.rlim_cur > rlim_t(Int32.max) ? Int(Int32.max) : Int(limit.rlim_cur)
     }
+
+    /// Connections accepted at once (`maxConnections`, bounded by the open-file limit).
+    public private(set) var connectionLimit = 0
+    /// Streams open at once (`maxStreams`, leaving `reservedConnections` for plain requests).
+    public private(set) var streamLimit = 0
 
     // MARK: Requests
 
@@ -163,7 +177,7 @@ public final class HTTPServer {
         if let known = connections[evcon] {
             connection = known
         } else {
-            if isDraining || connections.count >= configuration.maxConnections {
+            if isDraining || connections.count >= connectionLimit {
                 writeRefusal(raw)
                 return
             }

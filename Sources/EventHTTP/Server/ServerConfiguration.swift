@@ -15,9 +15,14 @@ public struct ServerConfiguration: Sendable {
     /// libevent 2.1 keeps one timer for both; the server uses the smaller of the two.
     public var readTimeout: Double = 15
     /// Connections that have sent a request; beyond it → 503 with `Retry-After` and close.
-    public var maxConnections: Int = 10_000
+    /// Lowered at start to what the open-file limit allows.
+    public var maxConnections: Int = 16_384
     /// Event streams open at once; beyond it a stream gets 200, a jittered `retry:` and ends.
-    public var maxStreams: Int = 10_000
+    /// Streams never take the last `reservedConnections`, so plain requests (the writes that
+    /// feed the streams among them) still get through when streams are full.
+    public var maxStreams: Int = 15_000
+    /// Connections kept free of streams (see `maxStreams`).
+    public var reservedConnections: Int = 256
     /// `retry:` milliseconds range sent to streams refused for capacity.
     public var fullRetryMilliseconds: ClosedRange<Int> = 2_000...5_000
     /// `listen(2)` backlog (libevent's own bind uses 128, too small for bursts).

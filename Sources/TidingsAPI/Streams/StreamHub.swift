@@ -115,7 +115,13 @@ final class StreamHub {
     /// `Last-Event-ID` (what `EventSource` sends on reconnect; it wins) or `?lastEventId=`:
     /// 1 to 20 decimal digits, else 400.
     static func resumePoint(_ request: Request) throws(ProblemDetails) -> ResumePoint {
-        guard let raw = request.headers["Last-Event-ID"] ?? request.query("lastEventId") else { return .none }
+        // Both are checked when both are sent (a malformed one is a 400 either way); the header wins.
+        let header = try request.headers["Last-Event-ID"].map(parse)
+        let query = try request.query("lastEventId").map(parse)
+        return header ?? query ?? .none
+    }
+
+    private static func parse(_ raw: String) throws(ProblemDetails) -> ResumePoint {
         let digits = raw.trimmingCharacters(in: .whitespaces)
         guard (1...20).contains(digits.utf8.count), digits.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
             throw Problems.badQuery("Last-Event-ID / lastEventId must be a revision: 1 to 20 decimal digits.")
