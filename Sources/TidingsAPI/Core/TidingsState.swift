@@ -50,6 +50,20 @@ final class TidingsState {
         if newRevision > revision { revision = newRevision }
     }
 
+    /// Records a preference change as its `preference` event (see ``record(_:)``).
+    func recordPreference(_ key: String, value: PreferenceValue, revision: UInt64) {
+        let data = PreferenceEventData(key: key, value: value, revision: revision)
+        record(JournalEntry(revision: revision, topic: .preference(key),
+                            frame: EventFrame.frame(id: revision, event: "preference", data: data)))
+    }
+
+    /// Records a thing-list change (the list after it) as its `things` event (see ``record(_:)``).
+    func recordThings(_ list: [String], revision: UInt64, op: String, thing: String?) {
+        let data = ThingsEventData(things: list, revision: revision, change: .init(op: op, thing: thing))
+        record(JournalEntry(revision: revision, topic: .things,
+                            frame: EventFrame.frame(id: revision, event: "things", data: data)))
+    }
+
     /// Records an announced change: it becomes the current revision, enters the replay journal
     /// and is what the topic's subscribers will send. Call before announcing on the subject.
     func record(_ entry: JournalEntry) {

@@ -235,9 +235,7 @@ final class WritePipeline {
             var patch: [String: PreferenceInput] = [:]
             for (entry, revision) in zip(item.changedPreferences, revisions) {
                 patch[entry.key] = .value(entry.newValue)
-                let data = PreferenceEventData(key: entry.key, value: entry.newValue, revision: revision)
-                state.record(JournalEntry(revision: revision, topic: .preference(entry.key),
-                                          frame: EventFrame.frame(id: revision, event: "preference", data: data)))
+                state.recordPreference(entry.key, value: entry.newValue, revision: revision)
             }
             if !patch.isEmpty, let validated = try? state.preferences.validate(PreferencePatch(patch)) {
                 state.preferences.apply(validated)
@@ -245,12 +243,12 @@ final class WritePipeline {
             item.completion(.success(.preferences(changed: item.changedPreferences.map(\.key))))
         case .addThing:
             guard case let .addThing(thing)? = item.operations.first else { return }
-            recordThings(state.things.things + [thing], revision: revisions[0], op: "add", thing: thing)
+            state.recordThings(state.things.things + [thing], revision: revisions[0], op: "add", thing: thing)
             state.things.apply(.add(thing))
             item.completion(.success(.thingAdded(thing, revision: revisions[0])))
         case .removeThing:
             guard case let .removeThing(thing)? = item.operations.first else { return }
-            recordThings(state.things.things.filter { $0 != thing }, revision: revisions[0], op: "remove", thing: thing)
+            state.recordThings(state.things.things.filter { $0 != thing }, revision: revisions[0], op: "remove", thing: thing)
             state.things.apply(.remove(thing))
             item.completion(.success(.thingRemoved(thing, revision: revisions[0])))
         case .replaceThings:
@@ -259,18 +257,12 @@ final class WritePipeline {
                 item.completion(.success(.thingsReplaced(revision: state.thingsRevision)))
                 return
             }
-            recordThings(list, revision: revisions[0], op: "replace", thing: nil)
+            state.recordThings(list, revision: revisions[0], op: "replace", thing: nil)
             state.things.apply(.replaceAll(list))
             item.completion(.success(.thingsReplaced(revision: revisions[0])))
         case .announce:
             item.completion(.success(.announced(revision: revisions[0])))
         }
-    }
-
-    private func recordThings(_ list: [String], revision: UInt64, op: String, thing: String?) {
-        let data = ThingsEventData(things: list, revision: revision, change: .init(op: op, thing: thing))
-        state.record(JournalEntry(revision: revision, topic: .things,
-                                  frame: EventFrame.frame(id: revision, event: "things", data: data)))
     }
 }
 

@@ -43,15 +43,15 @@ final class ExternalChangeApplier {
             announcePreference(key, value: declaration.defaultValue, stored: nil, revision: revision)
         case let .addThing(thing):
             guard !state.things.contains(thing) else { return state.advance(to: revision) }
-            recordThings(state.things.things + [thing], revision: revision, op: "add", thing: thing)
+            state.recordThings(state.things.things + [thing], revision: revision, op: "add", thing: thing)
             state.things.apply(.add(thing))
         case let .removeThing(thing):
             guard state.things.contains(thing) else { return state.advance(to: revision) }
-            recordThings(state.things.things.filter { $0 != thing }, revision: revision, op: "remove", thing: thing)
+            state.recordThings(state.things.things.filter { $0 != thing }, revision: revision, op: "remove", thing: thing)
             state.things.apply(.remove(thing))
         case let .replaceThings(list):
             guard list != state.things.things, Set(list).count == list.count else { return state.advance(to: revision) }
-            recordThings(list, revision: revision, op: "replace", thing: nil)
+            state.recordThings(list, revision: revision, op: "replace", thing: nil)
             state.things.apply(.replaceAll(list))
         case .announce:
             state.advance(to: revision)
@@ -60,16 +60,8 @@ final class ExternalChangeApplier {
 
     private func announcePreference(_ key: String, value: PreferenceValue, stored: PreferenceValue?, revision: UInt64) {
         guard state.preferences.value(forKey: key) != value else { return state.advance(to: revision) }
-        let data = PreferenceEventData(key: key, value: value, revision: revision)
-        state.record(JournalEntry(revision: revision, topic: .preference(key),
-                                  frame: EventFrame.frame(id: revision, event: "preference", data: data)))
+        state.recordPreference(key, value: value, revision: revision)
         sharedStore.receiveExternal([key: stored])
-    }
-
-    private func recordThings(_ list: [String], revision: UInt64, op: String, thing: String?) {
-        let data = ThingsEventData(things: list, revision: revision, change: .init(op: op, thing: thing))
-        state.record(JournalEntry(revision: revision, topic: .things,
-                                  frame: EventFrame.frame(id: revision, event: "things", data: data)))
     }
 
     /// The change log was pruned past us: bring everything to the snapshot, announcing each
