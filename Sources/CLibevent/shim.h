@@ -3,16 +3,11 @@
 
 // The one C header Tidings imports: libevent's core, HTTP, listener and pthreads glue.
 // Variadic or macro-only APIs get `static inline` wrappers here so Swift can call them.
-#include <event2/event.h>
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/http.h>
-#include <event2/http_struct.h>
-#include <event2/keyvalq_struct.h>
-#include <event2/listener.h>
-#include <event2/thread.h>
-#include <event2/util.h>
 
+// System headers first: libevent's event-config.h defines _GNU_SOURCE, and glibc's feature
+// macros are fixed by whichever header comes first. Included after it, <sys/select.h> would
+// declare `fd_set` differently (fds_bits) from the Glibc/Dispatch modules (__fds_bits), and
+// clang rejects the two definitions when one file imports both modules.
 #include <sys/socket.h>
 #include <sys/ioctl.h>
 #include <netinet/in.h>
@@ -23,6 +18,17 @@
 #include <unistd.h>
 #include <string.h>
 #include <sys/uio.h>
+
+#include <event2/event.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/http.h>
+#include <event2/http_struct.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
+#include <event2/thread.h>
+#include <event2/util.h>
+
 
 // libdispatch's run-loop integration (what CoreFoundation's run loop uses on Linux):
 // an eventfd that becomes readable when the main queue has work, and the call that drains it.
