@@ -261,6 +261,8 @@ final class PreferencesTests: XCTestCase {
             (#"{"level": {"type": "integer", "default": 20, "maximum": 10}}"#, "level"),
             (#"{"mode": {"type": "string", "default": "a", "enum": ["b", "c"]}}"#, "mode"),
             (#"{"fine": {"type": "integer", "default": 1}, "events": {"type": "integer", "default": 1}}"#, "events"),
+            (#"{"two words": {"type": "boolean", "default": false}}"#, "two words"),
+            (#"{"a/b": {"type": "boolean", "default": false}}"#, "a/b"),
         ]
         for (index, (text, key)) in cases.enumerated() {
             let path = try directory.file("bad\(index).json", text)

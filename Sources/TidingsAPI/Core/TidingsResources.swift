@@ -101,6 +101,11 @@ public final class TidingsResources {
         } catch {
             throw StartupError(description: "invalid --preferences file \(path): \(error)")
         }
+        // Keys are path segments and query words: the contract's pattern keeps them plain.
+        if let bad = preferences.declarations.map(\.key).first(where: { !Self.isPlainKey($0) }) {
+            throw StartupError(description: "invalid --preferences file \(path): preference \"\(bad)\": "
+                + "a key is a letter or _ followed by up to 63 letters, digits, _, . or -")
+        }
         // `/preferences/events` is the event stream: a key of that name could be read and
         // written only through PATCH, so it is refused like any other bad declaration.
         if preferences.declaration(forKey: "events") != nil {
@@ -108,5 +113,15 @@ public final class TidingsResources {
                 + "the name is reserved (GET /preferences/events is the event stream)")
         }
         return preferences
+    }
+
+    /// `^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`, the key pattern of openapi.yaml.
+    static func isPlainKey(_ key: String) -> Bool {
+        let bytes = Array(key.utf8)
+        guard (1...64).contains(bytes.count) else { return false }
+        func isLetter(_ b: UInt8) -> Bool { (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 95 }
+        func isDigit(_ b: UInt8) -> Bool { b >= 48 && b <= 57 }
+        guard isLetter(bytes[0]) else { return false }
+        return bytes.dropFirst().allSatisfy { isLetter($0) || isDigit($0) || $0 == 46 || $0 == 45 }
     }
 }
