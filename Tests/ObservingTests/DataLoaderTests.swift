@@ -85,6 +85,9 @@ final class DataLoaderTests: XCTestCase {
         let (loader, upstream) = makeLoader([.hang, .respond(ok("[1]")), .hang])
         loader.fetchDataIfNeeded()
         XCTAssertEqual(loader.state.phase, .loading)
+        // Cancel once the load is at the upstream, so the script's steps meet the loads in order
+        // (a load cancelled before it asked would leave its `.hang` to the next one).
+        await waitUntilUpstream(upstream, hasSeen: 1)
         XCTAssertTrue(loader.cancel())
         XCTAssertEqual(loader.state.phase, .idle)
         XCTAssertFalse(loader.cancel(), "nothing running")
@@ -93,6 +96,7 @@ final class DataLoaderTests: XCTestCase {
         XCTAssertEqual(loaded.value, [1])
         loader.refresh()
         XCTAssertEqual(loader.state.phase, .loading)
+        await waitUntilUpstream(upstream, hasSeen: 3)
         XCTAssertTrue(loader.cancel())
         XCTAssertEqual(loader.state.phase, .loaded)
         XCTAssertEqual(loader.state.value, [1])
@@ -191,6 +195,18 @@ final class DataLoaderTests: XCTestCase {
         loader.fetchDataIfNeeded()
         let state = await loader.settled()
         XCTAssertEqual(state.value, 5)
+    }
+
+    /// Polls (with a deadline) until the scripted upstream received `count` requests.
+    private func waitUntilUpstream(_ upstream: ScriptedUpstream, hasSeen count: Int,
+                                   file: StaticString = #filePath, line: UInt = #line) async {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while await upstream.requestCount < count {
+            if ContinuousClock.now > deadline {
+                return XCTFail("the upstream never saw \(count) requests", file: file, line: line)
+            }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
     }
 }
 
