@@ -69,11 +69,6 @@ struct ThingRoutes {
         router.delete("/things/{thing}") { request, responder in
             remove(request.parameters["thing"] ?? "", responder: responder)
         }
-        // The literal stream route `/things/events` would otherwise answer 405 for a thing
-        // named "events" (possible with `--text-case none`), which could then never be deleted.
-        router.delete("/things/events") { _, responder in
-            remove("events", responder: responder)
-        }
     }
 
     private func remove(_ raw: String, responder: Responder) {
