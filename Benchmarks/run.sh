@@ -266,12 +266,12 @@ elif [ "$SKIP_BUILD" = 1 ] || [ -n "${BENCH_TIDINGS_BIN:-}" ]; then
     if [ -x "$TIDINGS_BIN" ]; then TIDINGS_OK=1; note "not building; measuring $TIDINGS_BIN"
     else fail "$TIDINGS_BIN does not exist (BENCH_SKIP_BUILD / BENCH_TIDINGS_BIN)"; fi
 else
-    note "swift build -c release (log: .build/bench/swift-build.log)"
-    if swift build -c release >"$BIN/swift-build.log" 2>&1; then
+    note "swift build -c release --static-swift-stdlib (as make release and the container; log: .build/bench/swift-build.log)"
+    if swift build -c release --static-swift-stdlib >"$BIN/swift-build.log" 2>&1; then
         TIDINGS_OK=1
         note "release build done: $TIDINGS_BIN"
     else
-        fail "swift build -c release failed; last lines:"
+        fail "swift build -c release --static-swift-stdlib failed; last lines:"
         tail -n 25 "$BIN/swift-build.log" | sed 's/^/    /'
     fi
 fi
@@ -355,7 +355,7 @@ if [ -d Benchmarks/ObservingBench ]; then
     if [ "$SKIP_TIDINGS" = 1 ]; then
         note "skipped (BENCH_SKIP_TIDINGS=1)"
         summary "(e) ObservingBench" "skipped"
-    elif swift run -c release ObservingBench 2>&1 | sed 's/^/  /'; then
+    elif swift run -c release --static-swift-stdlib ObservingBench 2>&1 | sed 's/^/  /'; then
         summary "(e) ObservingBench" "ran (numbers above)"
     else
         fail "swift run -c release ObservingBench failed"
