@@ -355,10 +355,11 @@ if [ -d Benchmarks/ObservingBench ]; then
     if [ "$SKIP_TIDINGS" = 1 ]; then
         note "skipped (BENCH_SKIP_TIDINGS=1)"
         summary "(e) ObservingBench" "skipped"
-    elif swift run -c release --static-swift-stdlib ObservingBench 2>&1 | sed 's/^/  /'; then
+    elif swift build -c release --static-swift-stdlib --product ObservingBench >"$BIN/observing-build.log" 2>&1 \
+        && .build/release/ObservingBench 2>&1 | sed 's/^/  /'; then
         summary "(e) ObservingBench" "ran (numbers above)"
     else
-        fail "swift run -c release ObservingBench failed"
+        fail "ObservingBench failed to build or run (log: .build/bench/observing-build.log)"
         summary "(e) ObservingBench" "FAILED"
     fi
 else
