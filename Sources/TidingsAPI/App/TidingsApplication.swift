@@ -44,8 +44,12 @@ public final class TidingsApplication {
         self.logger = logger
         server = HTTPServer(loop: loop, configuration: configuration.server, logger: logger)
         registerOperationalRoutes()
+        var revisionHeader: (revision: UInt64, text: String) = (0, "0")
         router.addResponseFilter { [unowned self] _, response in
-            response.headers.set("Tidings-Revision", String(revisionProvider()))
+            // Formatted once per revision, not once per response.
+            let revision = revisionProvider()
+            if revision != revisionHeader.revision { revisionHeader = (revision, String(revision)) }
+            response.headers.set("Tidings-Revision", revisionHeader.text)
         }
         // Access control + CORS (Access/) and request metrics + GET /metrics (Metrics/).
         installAccessControl()

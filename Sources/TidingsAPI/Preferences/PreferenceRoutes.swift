@@ -35,16 +35,22 @@ private struct ValueBody: Decodable {
 struct PreferenceRoutes {
     let state: TidingsState
     let writes: WritePipeline
+    private let cache = EncodedRecords()
+
+    init(state: TidingsState, writes: WritePipeline) {
+        self.state = state
+        self.writes = writes
+    }
 
     func register(on router: Router) {
         router.get("/preferences") { _, responder in
-            responder.send(.json(state.preferences.values))
+            responder.send(mapResponse())
         }
         router.patch("/preferences") { request, responder in
             let patch = try request.decodeBody(PreferencePatch.self)
             writes.submit(.preferences(patch)) { result in
                 switch result {
-                case .success: responder.send(.json(state.preferences.values))
+                case .success: responder.send(mapResponse())
                 case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
                 }
             }
@@ -95,11 +101,36 @@ struct PreferenceRoutes {
         }
     }
 
+    /// The key's record, encoded once per revision of that key: a value only changes together
+    /// with its revision, so reads between changes reuse the bytes.
     private func recordResponse(_ key: String) -> Response {
-        let declaration = state.preferences.declaration(forKey: key)!
         let revision = state.revision(ofPreference: key)
+        let headers: HTTPHeaders = ["ETag": "\"\(revision)\""]
+        if let cached = cache.records[key], cached.revision == revision {
+            return .json(bytes: cached.body, headers: headers)
+        }
+        let declaration = state.preferences.declaration(forKey: key)!
         let record = PreferenceRecord(key: key, value: state.preferences.value(forKey: key)!,
                                       default: declaration.defaultValue, type: declaration.type, revision: revision)
-        return .json(record, headers: ["ETag": "\"\(revision)\""])
+        let body = Array(EventFrame.json(record).utf8)
+        cache.records[key] = (revision, body)
+        return .json(bytes: body, headers: headers)
     }
+
+    /// Every key's value, encoded once per global revision.
+    private func mapResponse() -> Response {
+        if let cached = cache.map, cached.revision == state.revision {
+            return .json(bytes: cached.body)
+        }
+        let body = Array(EventFrame.json(state.preferences.values).utf8)
+        cache.map = (state.revision, body)
+        return .json(bytes: body)
+    }
+}
+
+/// Encoded answers of the preference reads, by the revision they show.
+@MainActor
+private final class EncodedRecords {
+    var records: [String: (revision: UInt64, body: [UInt8])] = [:]
+    var map: (revision: UInt64, body: [UInt8])?
 }
