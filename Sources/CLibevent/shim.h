@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <sys/eventfd.h>
 
 #include <event2/event.h>
 #include <event2/buffer.h>
@@ -58,6 +59,12 @@ static inline int tidings_socket_peer_closed(int fd) {
 }
 
 static inline int tidings_errno(void) { return errno; }
+
+// The loop's cross-thread wake-up: an eventfd any thread may signal (a plain syscall, so
+// libevent itself needs no locking), drained by the loop before it runs the queued work.
+static inline int tidings_eventfd_new(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+static inline void tidings_eventfd_signal(int fd) { uint64_t one = 1; (void)!write(fd, &one, sizeof one); }
+static inline void tidings_eventfd_drain(int fd) { uint64_t count; (void)!read(fd, &count, sizeof count); }
 
 // Whether evhttp frames this reply with chunked transfer encoding (HTTP/1.1 without a length).
 static inline int tidings_request_is_chunked(struct evhttp_request *request) {

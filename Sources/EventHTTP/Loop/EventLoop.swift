@@ -23,30 +23,37 @@ public final class EventLoop: @unchecked Sendable {
     private var mainQueueEvent: OpaquePointer?
     private var signalEvents: [OpaquePointer] = []
 
-    /// Creates a loop. The libevent pthreads glue is switched on once per process first, so the
-    /// base has its own notification channel and `event_active` works from any thread.
+    /// The eventfd `execute` signals from any thread.
+    private let wakeDescriptor: Int32
+
+    /// Creates a loop. libevent's own locking stays off: only the loop thread touches the base,
+    /// and other threads reach it through an eventfd (`execute`), so every buffer operation on
+    /// the request path runs without a mutex.
     public init() throws {
-        EventLoop.enableThreads
         guard let base = event_base_new() else { throw EventHTTPError.libevent("event_base_new") }
         self.base = base
-        // A user-triggered event (no fd): `execute` queues work and activates it.
-        guard let wake = event_new(base, -1, 0, { _, _, ctx in
+        wakeDescriptor = tidings_eventfd_new()
+        guard wakeDescriptor >= 0 else {
+            event_base_free(base)
+            throw EventHTTPError.libevent("eventfd")
+        }
+        guard let wake = event_new(base, wakeDescriptor, Int16(EV_READ | EV_PERSIST), { _, _, ctx in
             Unmanaged<EventLoop>.fromOpaque(ctx!).takeUnretainedValue().drainPending()
         }, nil) else { throw EventHTTPError.libevent("event_new") }
         wakeEvent = wake
-        event_assign(wake, base, -1, 0, { _, _, ctx in
+        event_assign(wake, base, wakeDescriptor, Int16(EV_READ | EV_PERSIST), { _, _, ctx in
             Unmanaged<EventLoop>.fromOpaque(ctx!).takeUnretainedValue().drainPending()
         }, Unmanaged.passUnretained(self).toOpaque())
+        event_add(wake, nil)
     }
 
     deinit {
         for event in signalEvents { event_free(event) }
         if let mainQueueEvent { event_free(mainQueueEvent) }
         event_free(wakeEvent)
+        close(wakeDescriptor)
         event_base_free(base)
     }
-
-    private static let enableThreads: Void = { _ = evthread_use_pthreads() }()
 
     /// Runs `work` on the loop thread soon (in FIFO order). Safe from any thread, including the
     /// loop thread itself (then it runs on a later turn, never re-entrantly).
@@ -55,11 +62,12 @@ public final class EventLoop: @unchecked Sendable {
         pending.append(work)
         let first = pending.count == 1
         pendingLock.unlock()
-        // One activation covers the whole batch; event_active is thread-safe with evthread.
-        if first { event_active(wakeEvent, 0, 0) }
+        // One wake-up covers the whole batch.
+        if first { tidings_eventfd_signal(wakeDescriptor) }
     }
 
     private func drainPending() {
+        tidings_eventfd_drain(wakeDescriptor)
         pendingLock.lock()
         let batch = pending
         pending.removeAll(keepingCapacity: true)
@@ -74,9 +82,14 @@ public final class EventLoop: @unchecked Sendable {
         threadLock.lock(); loopThread = nil; threadLock.unlock()
     }
 
-    /// Makes `run()` return after the current callback. Safe from any thread.
+    /// Makes `run()` return after the current callback. Safe from any thread (off the loop
+    /// thread it hops there first: the base is not locked).
     public func stop() {
-        _ = event_base_loopbreak(base)
+        if isOnLoopThread {
+            _ = event_base_loopbreak(base)
+        } else {
+            execute { [self] in _ = event_base_loopbreak(self.base) }
+        }
     }
 
     /// Whether the caller is on the thread currently running `run()`.
