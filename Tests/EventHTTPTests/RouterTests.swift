@@ -26,6 +26,21 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(template(router, .GET, "/")?.0, "/")
     }
 
+    /// The exact-path shortcut for parameterless templates answers as the tree does: the same
+    /// route for an exactly spelled or a percent-encoded path, HEAD via GET, 405 and OPTIONS.
+    func testExactPathsAndTheirEncodedSpellingsMatchTheSameRoute() {
+        let router = makeRouter()
+        XCTAssertEqual(template(router, .GET, "/preferences/events")?.0, "/preferences/events")
+        XCTAssertEqual(template(router, .GET, "/preferences/%65vents")?.0, "/preferences/events")
+        XCTAssertEqual(template(router, .HEAD, "/preferences/events")?.0, "/preferences/events")
+        if case .methodNotAllowed(let allow, _) = router.match(.POST, path: "/preferences/events") {
+            XCTAssertEqual(allow, "GET, HEAD, OPTIONS")
+        } else { XCTFail("POST on a GET-only exact path must be 405") }
+        if case .options(let allow, _) = router.match(.OPTIONS, path: "/") {
+            XCTAssertEqual(allow, "GET, HEAD, OPTIONS")
+        } else { XCTFail("OPTIONS on an exact path must list its methods") }
+    }
+
     func testParametersArePercentDecoded() {
         let router = makeRouter()
         XCTAssertEqual(template(router, .GET, "/preferences/a%20b%2Fc")?.1, ["key": "a b/c"])

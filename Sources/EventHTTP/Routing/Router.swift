@@ -28,6 +28,11 @@ public final class Router {
     }
 
     private let root = Node()
+    /// Templates without parameters, by their exact path: the common request (`/healthz`,
+    /// `/preferences`) is found with one hash lookup instead of splitting and walking the tree.
+    /// Only a path spelled exactly like the template hits; anything else (percent-encoded,
+    /// a parameter) takes the tree, which gives the same node.
+    private var staticRoutes: [String: Node] = [:]
     private var requestFilters: [(Request) -> Response?] = []
     private(set) var responseFilters: [(Request, inout Response) -> Void] = []
 
@@ -59,6 +64,7 @@ public final class Router {
         }
         node.template = template
         node.handlers[method] = handler
+        if !template.contains("{") && !template.contains("%") { staticRoutes[template] = node }
     }
 
     public func get(_ template: String, _ handler: @escaping RouteHandler) { on(.GET, template, handler) }
@@ -93,6 +99,7 @@ public final class Router {
 
     /// Finds the handler for `method` and `path` (percent-encoded, no query).
     func match(_ method: HTTPMethod, path: String) -> Match {
+        if let node = staticRoutes[path] { return match(method, node, parameters: [:]) }
         guard path.utf8.first == UInt8(ascii: "/") else { return .notFound }
         var decoded: [String] = []
         for raw in Self.segments(path) {
@@ -101,11 +108,15 @@ public final class Router {
         }
         var parameters: [(String, String)] = []
         guard let node = Self.find(root, decoded[...], &parameters) else { return .notFound }
+        var dictionary: [String: String] = [:]
+        for (name, value) in parameters { dictionary[name] = value }
+        return match(method, node, parameters: dictionary)
+    }
+
+    private func match(_ method: HTTPMethod, _ node: Node, parameters: [String: String]) -> Match {
         let template = node.template
         if let handler = node.handlers[method] ?? (method == .HEAD ? node.handlers[.GET] : nil) {
-            var dictionary: [String: String] = [:]
-            for (name, value) in parameters { dictionary[name] = value }
-            return .handler(handler, parameters: dictionary, template: template)
+            return .handler(handler, parameters: parameters, template: template)
         }
         let allow = Self.allow(node)
         return method == .OPTIONS ? .options(allow: allow, template: template)
