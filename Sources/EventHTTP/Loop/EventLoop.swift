@@ -1,5 +1,6 @@
 import CLibevent
 import Foundation
+import Synchronization
 
 /// One libevent `event_base` and the thread that runs it.
 ///
@@ -18,8 +19,9 @@ public final class EventLoop: @unchecked Sendable {
     private let wakeEvent: OpaquePointer
     private let pendingLock = NSLock()
     private var pending: [@Sendable () -> Void] = []
-    private var loopThread: pthread_t?
-    private let threadLock = NSLock()
+    /// The thread running `run()` (0: none). Read on every answer, so an atomic, not a lock:
+    /// a thread only ever compares it with its own id, which it wrote itself if it is the loop.
+    private let loopThread = Atomic<UInt>(0)
     private var mainQueueEvent: OpaquePointer?
     private var signalEvents: [OpaquePointer] = []
 
@@ -77,9 +79,9 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs the loop on the calling thread until `stop()`. The loop stays alive with no events.
     public func run() {
-        threadLock.lock(); loopThread = pthread_self(); threadLock.unlock()
+        loopThread.store(UInt(pthread_self()), ordering: .releasing)
         _ = event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
-        threadLock.lock(); loopThread = nil; threadLock.unlock()
+        loopThread.store(0, ordering: .releasing)
     }
 
     /// Makes `run()` return after the current callback. Safe from any thread (off the loop
@@ -94,9 +96,8 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Whether the caller is on the thread currently running `run()`.
     public var isOnLoopThread: Bool {
-        threadLock.lock(); defer { threadLock.unlock() }
-        guard let loopThread else { return false }
-        return pthread_equal(loopThread, pthread_self()) != 0
+        let current = loopThread.load(ordering: .acquiring)
+        return current != 0 && current == UInt(pthread_self())
     }
 
     /// Lets libdispatch's main queue (and therefore the main actor: `@MainActor` code,
