@@ -101,36 +101,31 @@ struct PreferenceRoutes {
         }
     }
 
-    /// The key's record, encoded once per revision of that key: a value only changes together
-    /// with its revision, so reads between changes reuse the bytes.
+    /// The key's record, built once per revision of that key: a value only changes together
+    /// with its revision, so reads between changes reuse the whole answer (body and ETag).
     private func recordResponse(_ key: String) -> Response {
         let revision = state.revision(ofPreference: key)
-        let headers: HTTPHeaders = ["ETag": "\"\(revision)\""]
-        if let cached = cache.records[key], cached.revision == revision {
-            return .json(bytes: cached.body, headers: headers)
-        }
+        if let cached = cache.records[key], cached.revision == revision { return cached.response }
         let declaration = state.preferences.declaration(forKey: key)!
         let record = PreferenceRecord(key: key, value: state.preferences.value(forKey: key)!,
                                       default: declaration.defaultValue, type: declaration.type, revision: revision)
-        let body = Array(EventFrame.json(record).utf8)
-        cache.records[key] = (revision, body)
-        return .json(bytes: body, headers: headers)
+        let response = Response.json(bytes: Array(EventFrame.json(record).utf8), headers: ["ETag": "\"\(revision)\""])
+        cache.records[key] = (revision, response)
+        return response
     }
 
     /// Every key's value, encoded once per global revision.
     private func mapResponse() -> Response {
-        if let cached = cache.map, cached.revision == state.revision {
-            return .json(bytes: cached.body)
-        }
-        let body = Array(EventFrame.json(state.preferences.values).utf8)
-        cache.map = (state.revision, body)
-        return .json(bytes: body)
+        if let cached = cache.map, cached.revision == state.revision { return cached.response }
+        let response = Response.json(bytes: Array(EventFrame.json(state.preferences.values).utf8))
+        cache.map = (state.revision, response)
+        return response
     }
 }
 
 /// Encoded answers of the preference reads, by the revision they show.
 @MainActor
 private final class EncodedRecords {
-    var records: [String: (revision: UInt64, body: [UInt8])] = [:]
-    var map: (revision: UInt64, body: [UInt8])?
+    var records: [String: (revision: UInt64, response: Response)] = [:]
+    var map: (revision: UInt64, response: Response)?
 }
