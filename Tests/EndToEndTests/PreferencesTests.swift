@@ -8,6 +8,13 @@ final class PreferencesTests: XCTestCase {
     override func setUpWithError() throws { server = try TidingsProcess() }
     override func tearDown() { server?.stop(); server = nil }
 
+    func test_GET_preferences_lists_keys_in_declaration_order() throws {
+        let text = try server.get("/preferences").text
+        let positions = StreamsTests.builtInKeys.map { key in text.range(of: "\"\(key)\":")?.lowerBound }
+        XCTAssertFalse(positions.contains(nil), text)
+        XCTAssertEqual(positions.compactMap { $0 }, positions.compactMap { $0 }.sorted(), text)
+    }
+
     static let builtInDefaults: JSONValue = [
         "should_show_hello_world": false, "onboardingCompleted": false, "promptedForProVersion": false,
         "name": "fat", "age": 5, "readyForAction": false, "speed": 0, "numberOfItems": 0,

@@ -117,7 +117,11 @@ struct PreferenceRoutes {
     /// Every key's value, encoded once per global revision.
     private func mapResponse() -> Response {
         if let cached = cache.map, cached.revision == state.revision { return cached.response }
-        let response = Response.json(bytes: Array(EventFrame.json(state.preferences.values).utf8))
+        // In declaration order (the order the settings were declared in), not hash order.
+        let members = state.preferences.declarations.map { declaration in
+            EventFrame.json(declaration.key) + ":" + EventFrame.json(state.preferences.value(forKey: declaration.key)!)
+        }
+        let response = Response.json(bytes: Array(("{" + members.joined(separator: ",") + "}").utf8))
         cache.map = (state.revision, response)
         return response
     }
