@@ -51,7 +51,9 @@ final class PostsFailureTests: XCTestCase {
 
         // Each fetch's outcome was counted (the metrics hook also logs it at debug level).
         for outcome in ["success", "http_error", "invalid_body", "too_large", "timeout", "connection_error"] {
-            XCTAssertTrue(server.log.contains("outcome=\(outcome)"), "no \(outcome) fetch logged:\n\(server.log)")
+            // The server's stderr reaches the test through a pipe: wait for the line, do not race it.
+            XCTAssertTrue(server.eventually { server.log.contains("outcome=\(outcome)") },
+                          "no \(outcome) fetch logged:\n\(server.log)")
         }
     }
 
