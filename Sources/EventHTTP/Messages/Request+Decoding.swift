@@ -4,23 +4,56 @@ extension Request {
     /// Decodes the JSON body, applying the content-type rules of the API:
     /// `application/json`, any `application/*+json`, and — so `curl -d` works — a missing type or
     /// `application/x-www-form-urlencoded` carrying JSON are accepted; any other explicit type
-    /// throws a 415 problem; malformed JSON or a shape that does not match `T` throws a 400.
+    /// throws a 415 problem. A body that is not JSON at all (malformed, empty, a trailing comma)
+    /// throws a 400; well-formed JSON of the wrong shape (a missing or mistyped field, a number
+    /// where an object belongs) throws a 422 that names the field.
     ///
     /// ```swift
     /// do { let body = try request.decode(PutBody.self) } catch { responder.send(error: error) }
     /// ```
     public func decode<T: Decodable>(_ type: T.Type) throws(ProblemDetails) -> T {
         try checkJSONContentType()
-        if body.isEmpty {
+        guard !body.isEmpty else {
             throw ProblemDetails(status: 400, title: "Bad Request", detail: "The request body is empty; a JSON document was expected.")
         }
-        do {
-            return try JSONCoding.decoder.decode(T.self, from: Data(body))
-        } catch let error as DecodingError {
-            throw ProblemDetails(status: 400, title: "Bad Request", detail: Self.describe(error))
-        } catch {
+        let data = Data(body)
+        guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil,
+              !Self.hasTrailingComma(body) else {
             throw ProblemDetails(status: 400, title: "Bad Request", detail: "The request body is not valid JSON.")
         }
+        do {
+            return try JSONCoding.decoder.decode(T.self, from: data)
+        } catch let error as DecodingError {
+            throw ProblemDetails(status: 422, title: "Unprocessable Content", detail: error.clientDescription)
+        } catch {
+            throw ProblemDetails(status: 422, title: "Unprocessable Content", detail: "The request body has the wrong shape.")
+        }
+    }
+
+    /// Whether `bytes` hold a comma right before a closing `}` or `]` outside strings:
+    /// Foundation's parser accepts that (`{"value": 1,}`), RFC 8259 does not, so it is a 400.
+    static func hasTrailingComma(_ bytes: [UInt8]) -> Bool {
+        var inString = false, escaped = false, afterComma = false
+        for byte in bytes {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): continue
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): if afterComma { return true }
+            case UInt8(ascii: "\""): inString = true
+            default: break
+            }
+            afterComma = byte == UInt8(ascii: ",")
+        }
+        return false
     }
 
     /// Throws 415 unless the Content-Type may carry JSON (see `decode(_:)`).
@@ -33,25 +66,38 @@ extension Request {
         throw ProblemDetails(status: 415, title: "Unsupported Media Type",
                              detail: "Content-Type '\(raw)' is not supported; send application/json.")
     }
+}
 
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
+extension DecodingError {
+    /// Says which field is missing or mistyped, without Swift type names.
+    var clientDescription: String {
+        func path(_ context: Context) -> String {
             let keys = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }
             return keys.isEmpty ? "the body" : "'" + keys.joined(separator: ".") + "'"
         }
-        switch error {
-        case .dataCorrupted(let context) where context.codingPath.isEmpty:
-            return "The request body is not valid JSON."
-        case .dataCorrupted(let context):
-            return "Invalid value at \(path(context))."
-        case .keyNotFound(let key, _):
+        switch self {
+        case let .keyNotFound(key, _):
             return "Missing required field '\(key.stringValue)'."
-        case .typeMismatch(let type, let context):
-            return "Wrong type at \(path(context)): expected \(type)."
-        case .valueNotFound(let type, let context):
-            return "Missing value at \(path(context)): expected \(type)."
+        case let .typeMismatch(type, context):
+            return "Wrong type at \(path(context)): expected \(Self.jsonName(of: type))."
+        case let .valueNotFound(type, context):
+            return "Missing value at \(path(context)): expected \(Self.jsonName(of: type))."
+        case let .dataCorrupted(context):
+            return "Invalid value at \(path(context))."
         @unknown default:
-            return "The request body could not be decoded."
+            return "The request body has the wrong shape."
+        }
+    }
+
+    private static func jsonName(of type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "a boolean"
+        case is Int.Type, is Int64.Type, is UInt64.Type: "an integer"
+        case is Double.Type: "a number"
+        case is [Any].Type: "an array"
+        case is [String].Type: "an array of strings"
+        default: "an object"
         }
     }
 }

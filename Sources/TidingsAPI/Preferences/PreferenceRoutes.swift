@@ -47,7 +47,7 @@ struct PreferenceRoutes {
             responder.send(mapResponse())
         }
         router.patch("/preferences") { request, responder in
-            let patch = try request.decodeBody(PreferencePatch.self)
+            let patch = try request.decode(PreferencePatch.self)
             writes.submit(.preferences(patch)) { result in
                 switch result {
                 case .success: responder.send(mapResponse())
@@ -66,7 +66,7 @@ struct PreferenceRoutes {
         }
         router.put("/preferences/{key}") { request, responder in
             let key = try declaredKey(request)
-            let body = try request.decodeBody(ValueBody.self)
+            let body = try request.decode(ValueBody.self)
             guard body.hasValue else {
                 throw Problems.invalid("The body must hold the new value as {\"value\": ...}.",
                                        errors: [.init(key: key, detail: "missing value")])

@@ -35,12 +35,12 @@ struct ThingRoutes {
             responder.send(listResponse())
         }
         router.post("/things") { request, responder in
-            let body = try request.decodeBody(ThingBody.self)
+            let body = try request.decode(ThingBody.self)
             writes.submit(.addThing(body.thing)) { result in
                 switch result {
                 case let .success(.thingAdded(thing, revision)):
                     responder.send(.json(ThingRecord(thing: thing, revision: revision), status: 201, headers: [
-                        "Location": "/things/" + thing.percentEncodedPathSegment,
+                        "Location": "/things/" + percentEncodedPathSegment(thing),
                         "ETag": "\"\(revision)\"",
                     ]))
                 case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
@@ -49,7 +49,7 @@ struct ThingRoutes {
             }
         }
         router.put("/things") { request, responder in
-            let body = try request.decodeBody(ThingsBody.self)
+            let body = try request.decode(ThingsBody.self)
             writes.submit(.replaceThings(body.things)) { result in
                 switch result {
                 case let .failure(.thing(.duplicate(thing))):
