@@ -12,6 +12,11 @@ public enum StoreError: Error, Sendable, Hashable {
     /// The change log no longer holds every change after the requested revision (old entries
     /// are pruned); reload with ``SQLiteStore/loadSnapshot()`` instead.
     case changesPruned(oldestAvailable: UInt64)
+    /// `If-Match`: the key's durable revision is `current`, not one the write expected.
+    case preconditionFailed(key: String, current: UInt64)
+    /// The database cannot be reached right now (PostgreSQL down, connection lost); nothing
+    /// was written. Retry later.
+    case unavailable(String)
     /// SQLite failed (I/O error, disk full, file locked by another process for too long, ...).
     case database(String)
 }

@@ -8,15 +8,18 @@ public struct StoreSnapshot: Sendable, Hashable {
     public var things: [String]
     /// The revision of the last change to the things list (0 when never changed).
     public var thingsRevision: UInt64
+    /// The posts document last stored with ``WriteOperation/setPosts(_:)`` and its revision.
+    public var posts: StoredPosts?
 
     public init(
         revision: UInt64, preferences: [String: StoredPreference],
-        things: [String], thingsRevision: UInt64
+        things: [String], thingsRevision: UInt64, posts: StoredPosts? = nil
     ) {
         self.revision = revision
         self.preferences = preferences
         self.things = things
         self.thingsRevision = thingsRevision
+        self.posts = posts
     }
 }
 
@@ -29,6 +32,17 @@ public struct StoredPreference: Sendable, Hashable {
 
     public init(json: String?, revision: UInt64) {
         self.json = json
+        self.revision = revision
+    }
+}
+
+/// The stored posts document (one line of JSON) and the revision that stored it.
+public struct StoredPosts: Sendable, Hashable {
+    public var document: String
+    public var revision: UInt64
+
+    public init(document: String, revision: UInt64) {
+        self.document = document
         self.revision = revision
     }
 }

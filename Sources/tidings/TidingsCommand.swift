@@ -37,6 +37,16 @@ struct TidingsCommand: ParsableCommand {
     var heartbeat: Double?
     @Option(name: .customLong("replay-buffer"), help: "Events kept for Last-Event-ID resume (default 10000). Env: TIDINGS_REPLAY_BUFFER")
     var replayBuffer: Int?
+    @Option(name: .customLong("replay-bytes"), help: "Bytes of event history kept for resume (default 67108864). Env: TIDINGS_REPLAY_BYTES")
+    var replayBytes: Int?
+    @Option(name: .customLong("database-url"), help: "postgres://user:password@host:port/database: keep everything in PostgreSQL instead of SQLite. Env: TIDINGS_DATABASE_URL")
+    var databaseURL: String?
+    @Option(name: .customLong("header-timeout"), help: "Seconds from a request head's first byte until it must be complete (default 10). Env: TIDINGS_HEADER_TIMEOUT")
+    var headerTimeout: Double?
+    @Option(name: .customLong("max-connections-per-client"), help: "Open connections one client address may hold (default 512). Env: TIDINGS_MAX_CONNECTIONS_PER_CLIENT")
+    var maxConnectionsPerClient: Int?
+    @Option(name: .customLong("stream-workers"), help: "Threads that write event streams; 0 = one per core (default 0). Env: TIDINGS_STREAM_WORKERS")
+    var streamWorkers: Int?
     @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical (default info). Env: TIDINGS_LOG_LEVEL")
     var logLevel: String?
 
@@ -76,6 +86,11 @@ struct TidingsCommand: ParsableCommand {
         configuration.corsOrigins = list(corsOrigins, "CORS_ORIGIN")
         configuration.heartbeat = try number(heartbeat, "HEARTBEAT", configuration.heartbeat)
         configuration.replayBuffer = try number(replayBuffer, "REPLAY_BUFFER", configuration.replayBuffer)
+        configuration.replayBytes = try number(replayBytes, "REPLAY_BYTES", configuration.replayBytes)
+        configuration.databaseURL = databaseURL ?? env("DATABASE_URL")
+        configuration.headerTimeout = try number(headerTimeout, "HEADER_TIMEOUT", configuration.headerTimeout)
+        configuration.maxConnectionsPerClient = try number(maxConnectionsPerClient, "MAX_CONNECTIONS_PER_CLIENT", configuration.maxConnectionsPerClient)
+        configuration.streamWorkers = try number(streamWorkers, "STREAM_WORKERS", configuration.streamWorkers)
         configuration.logLevel = (logLevel ?? env("LOG_LEVEL") ?? configuration.logLevel).lowercased()
 
         guard (0...65_535).contains(configuration.port) else {
@@ -92,6 +107,25 @@ struct TidingsCommand: ParsableCommand {
         }
         guard configuration.replayBuffer >= 0 else {
             throw ValidationError("--replay-buffer must be 0 or more.")
+        }
+        guard configuration.replayBytes >= 0 else {
+            throw ValidationError("--replay-bytes must be 0 or more.")
+        }
+        guard configuration.headerTimeout > 0, configuration.headerTimeout.isFinite else {
+            throw ValidationError("--header-timeout must be more than 0 seconds.")
+        }
+        guard configuration.maxConnectionsPerClient >= 1 else {
+            throw ValidationError("--max-connections-per-client must be 1 or more.")
+        }
+        guard (0...256).contains(configuration.streamWorkers) else {
+            throw ValidationError("--stream-workers must be between 0 (one per core) and 256.")
+        }
+        if let url = configuration.databaseURL {
+            guard let components = URLComponents(string: url),
+                  ["postgres", "postgresql"].contains(components.scheme?.lowercased() ?? ""),
+                  components.host?.isEmpty == false else {
+                throw ValidationError("--database-url must be postgres://user:password@host:port/database.")
+            }
         }
         guard Logger.Level(rawValue: configuration.logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical.")

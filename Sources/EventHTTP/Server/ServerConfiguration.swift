@@ -31,6 +31,14 @@ public struct ServerConfiguration: Sendable {
     public var heartbeatInterval: Double = 15
     /// A stream whose unsent output (server buffer + kernel send queue) passes this is cut off.
     public var maxUnsentBytesPerStream: Int = 1 << 20
+    /// Seconds a client has, from the first byte of a request head, to complete that head
+    /// (`--header-timeout`), however slowly it trickles.
+    public var headerTimeout: Double = 10
+    /// Open connections one client address may hold at once (counted from accept).
+    public var maxConnectionsPerClient: Int = 512
+    /// Threads that write event streams once their head is routed (`--stream-workers`);
+    /// 0 = one per core.
+    public var streamWorkers: Int = 0
     /// Seconds `beginShutdown` waits for output to flush before completing anyway.
     public var shutdownGracePeriod: Double = 5
 

@@ -35,6 +35,16 @@ public struct TidingsConfiguration: Sendable, Equatable {
     public var heartbeat: Double = 15
     /// `--replay-buffer`: events kept for `Last-Event-ID` resume.
     public var replayBuffer = 10_000
+    /// `--replay-bytes`: bytes of event history kept for resume (whichever bound is reached first).
+    public var replayBytes = 64 << 20
+    /// `--database-url`: `postgres://user:password@host:port/database`; nil = SQLite under `dataDir`.
+    public var databaseURL: String?
+    /// `--header-timeout`: seconds from a request head's first byte until it must be complete.
+    public var headerTimeout: Double = 10
+    /// `--max-connections-per-client`: open connections one client address may hold.
+    public var maxConnectionsPerClient = 512
+    /// `--stream-workers`: threads writing event streams; 0 = one per core.
+    public var streamWorkers = 0
     /// `--log-level`: trace, debug, info, notice, warning, error, critical.
     public var logLevel = "info"
 
@@ -44,6 +54,9 @@ public struct TidingsConfiguration: Sendable, Equatable {
     public var server: ServerConfiguration {
         var server = ServerConfiguration(host: host, port: port)
         server.heartbeatInterval = heartbeat
+        server.headerTimeout = headerTimeout
+        server.maxConnectionsPerClient = maxConnectionsPerClient
+        server.streamWorkers = streamWorkers
         return server
     }
 

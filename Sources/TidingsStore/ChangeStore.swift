@@ -1,0 +1,136 @@
+/// A durable store of Tidings' state and of the one ordered sequence of its changes.
+///
+/// Two implementations: SQLite under a data directory (the embedded default; several
+/// processes may share the file) and PostgreSQL (several instances on several machines).
+/// Both keep the same rules:
+///
+/// - Every change takes the next value of one global revision counter, assigned *in commit
+///   order* (a counter row updated inside the committing transaction, never a sequence), so
+///   the change table is a contiguous run of revisions that readers see as a growing prefix.
+/// - A write's conditions (``StoreWrite/expectedRevisions``, "thing already there", "thing not
+///   found") are decided inside its transaction against durable state.
+/// - A write that changes nothing takes no revision and leaves no change row.
+/// - The change table is the history every instance tails (``changes(after:limit:)``) and
+///   replays from (``recentChanges(maxCount:maxBytes:)``); it is pruned oldest first to at
+///   most ``ChangeStoreLimits/historyCount`` rows and ``ChangeStoreLimits/historyBytes``
+///   bytes (``Change/byteCount``).
+///
+/// All methods may be called from any thread; none blocks the caller's thread for a commit.
+public protocol ChangeStore: AnyObject, Sendable {
+    /// Everything the store holds now, read in one transaction.
+    func loadSnapshot() async throws -> StoreSnapshot
+
+    /// Commits `write` atomically and durably and returns the changes it made, in revision
+    /// order (contiguous revisions); `[]` when it changed nothing (no revision taken).
+    ///
+    /// Concurrent calls may share one transaction (group commit), each in its own savepoint,
+    /// so one write's failure never costs another write.
+    ///
+    /// - Throws: ``StoreError/preconditionFailed(key:current:)``,
+    ///   ``StoreError/duplicateThing(_:)``, ``StoreError/thingNotFound(_:)`` (nothing written);
+    ///   ``StoreError/unavailable(_:)`` when the database cannot be reached (nothing written —
+    ///   answer 503 and let the client retry); ``StoreError/closed`` after ``close()``.
+    func commit(_ write: StoreWrite) async throws -> [Change]
+
+    /// Committed changes after `revision`, oldest first, at most `limit` of them (any writer's).
+    ///
+    /// - Throws: ``StoreError/changesPruned(oldestAvailable:)`` when the table no longer holds
+    ///   the change right after `revision`: reload with ``loadSnapshot()`` instead.
+    func changes(after revision: UInt64, limit: Int) async throws -> [Change]
+
+    /// The newest retained changes, oldest first, at most `maxCount` of them and at most
+    /// `maxBytes` bytes (counted with ``Change/byteCount``): the replay history at start-up.
+    func recentChanges(maxCount: Int, maxBytes: Int) async throws -> [Change]
+
+    /// Rings `doorbell` (on any thread, possibly spuriously) when changes *may* have been
+    /// committed by another process or instance, and when ``isAvailable`` changed. It is only
+    /// a doorbell: the caller reads ``changes(after:limit:)`` from the last revision it applied,
+    /// so a missed ring loses nothing. Implementations also ring on a slow timer as a safety net.
+    func watch(_ doorbell: @escaping @Sendable () -> Void)
+
+    /// False while the database cannot be reached (then commits throw ``StoreError/unavailable(_:)``).
+    var isAvailable: Bool { get }
+
+    /// Stops accepting commits, waits for those already submitted, stops watching, disconnects.
+    func close() async
+}
+
+/// How much history a ``ChangeStore`` keeps (`--replay-buffer`, `--replay-bytes`).
+public struct ChangeStoreLimits: Sendable, Hashable {
+    /// Change rows kept at most.
+    public var historyCount: Int
+    /// Bytes of change rows kept at most (sum of ``Change/byteCount``).
+    public var historyBytes: Int
+
+    public init(historyCount: Int = 10_000, historyBytes: Int = 64 << 20) {
+        self.historyCount = historyCount
+        self.historyBytes = historyBytes
+    }
+}
+
+/// One write: operations applied in order, atomically, under conditions.
+public struct StoreWrite: Sendable, Hashable {
+    public var operations: [WriteOperation]
+    /// Preference keys whose durable revision (0 when never set) must be one of these set's
+    /// members (`If-Match`); an empty set never matches. Checked before any operation runs.
+    public var expectedRevisions: [String: Set<UInt64>]
+
+    public init(_ operations: [WriteOperation], expectedRevisions: [String: Set<UInt64>] = [:]) {
+        self.operations = operations
+        self.expectedRevisions = expectedRevisions
+    }
+}
+
+/// One operation of a ``StoreWrite``. Each one that changes something takes the next revision.
+public enum WriteOperation: Sendable, Hashable {
+    /// Sets preference `key` to `json` (one JSON value as canonical UTF-8 text), or resets it
+    /// to its default when `json` is nil (the row keeps the reset's revision, value NULL).
+    /// `defaultJSON` is the declared default, so that "set to the value it already has"
+    /// (stored value, or the default when none is stored) is recognised as no change.
+    case setPreference(key: String, json: String?, defaultJSON: String)
+    /// Appends `thing`. Fails with ``StoreError/duplicateThing(_:)`` if present.
+    case addThing(String)
+    /// Removes `thing`. Fails with ``StoreError/thingNotFound(_:)`` if absent.
+    case removeThing(String)
+    /// Replaces the whole list, in this order; the same list in the same order is no change.
+    /// Fails with ``StoreError/duplicateThing(_:)`` if the list repeats an entry.
+    case replaceThings([String])
+    /// Stores the posts feed's document (one line of JSON, what `GET /posts` and the `posts`
+    /// event carry); the same text as stored is no change.
+    case setPosts(String)
+}
+
+/// One committed change, as every instance reads it from the change table.
+public struct Change: Sendable, Hashable {
+    public enum ThingsOp: String, Sendable, Hashable {
+        case add, remove, replace
+    }
+
+    public enum Kind: Sendable, Hashable {
+        /// Preference `key` now holds `json` (nil: its default).
+        case preference(key: String, json: String?)
+        /// The thing list after `op` (with the thing added or removed).
+        case things(op: ThingsOp, thing: String?, list: [String])
+        /// The posts document.
+        case posts(String)
+    }
+
+    /// The global revision this change took.
+    public var revision: UInt64
+    public var kind: Kind
+
+    public init(revision: UInt64, kind: Kind) {
+        self.revision = revision
+        self.kind = kind
+    }
+
+    /// What the row costs against ``ChangeStoreLimits/historyBytes``: the UTF-8 bytes of its
+    /// text fields plus a fixed 32 for the rest. Both stores count the same way.
+    public var byteCount: Int {
+        switch kind {
+        case let .preference(key, json): return 32 + key.utf8.count + (json?.utf8.count ?? 0)
+        case let .things(_, thing, list): return 32 + (thing?.utf8.count ?? 0) + list.reduce(0) { $0 + $1.utf8.count + 3 }
+        case let .posts(document): return 32 + document.utf8.count
+        }
+    }
+}
