@@ -50,14 +50,14 @@ final class PostsFeed {
         self.client = client
         self.logger = logger
         meter = UpstreamFetchMeter(logger: logger)
-        announcer = PostsAnnouncer(state: state, writes: writes) { [unowned self] in (current, json) }
+        announcer = PostsAnnouncer(writes: writes) { [unowned self] in (current, json) }
         announcer.onFailure = { [logger] failure in
-            logger.warning("posts event not announced: \(failure)")
+            logger.warning("posts document not stored: \(failure)")
         }
-        // A stream's snapshot is the state as of the current revision: the last announced one
-        // (the live state may be ahead of it while its event is being committed or held back).
-        state.postsSnapshotJSON = { [unowned self] in
-            announcer.lastAnnouncedJSON ?? PostsStateBody(.idle, source: source.absoluteString, timeout: policy.timeout).json
+        // A stream's snapshot is the stored document as of the current revision (the live
+        // state may be ahead of it while it is being stored); before the first one, idle.
+        state.idlePostsJSON = { [unowned self] in
+            PostsStateBody(.idle, source: source.absoluteString, timeout: policy.timeout).json
         }
     }
 
