@@ -129,7 +129,8 @@ final class StoreWriter: @unchecked Sendable {
     func watch(every interval: DispatchTimeInterval, doorbell: @escaping @Sendable () -> Void) {
         queue.async {
             self.doorbell = doorbell
-            self.lastDataVersion = nil
+            // The baseline is taken now, so a commit made right after `watch` returns rings.
+            self.lastDataVersion = try? self.database.inDatabase { try Int64.fetchOne($0, sql: "PRAGMA data_version") }
             self.timer?.cancel()
             let timer = DispatchSource.makeTimerSource(queue: self.queue)
             timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(5))
@@ -152,8 +153,7 @@ final class StoreWriter: @unchecked Sendable {
         let version = try? database.inDatabase { try Int64.fetchOne($0, sql: "PRAGMA data_version") }
         // A busy or failing read is retried on the next tick.
         guard let version, version != lastDataVersion else { return }
-        let first = lastDataVersion == nil
         lastDataVersion = version
-        if !first { doorbell() }
+        doorbell()
     }
 }

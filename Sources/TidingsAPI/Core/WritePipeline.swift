@@ -126,7 +126,10 @@ final class WritePipeline {
                 // here only the text and the list's size (memory never runs ahead of the store).
                 let thing = ThingRules.normalize(raw, textCase: state.textCase)
                 try ThingRules.validateText(thing)
-                if state.things.things.count >= ThingRules.maxCount { throw .tooMany(limit: ThingRules.maxCount) }
+                // At the limit, a thing already there is still a conflict (the store says so).
+                if state.things.things.count >= ThingRules.maxCount && !state.things.contains(thing) {
+                    throw .tooMany(limit: ThingRules.maxCount)
+                }
                 if Self.reservedThings.contains(thing) { return .failure(.reservedThing(thing)) }
                 return .success(StoreWrite([.addThing(thing)]))
             } catch {
