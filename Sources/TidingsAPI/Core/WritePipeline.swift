@@ -16,13 +16,21 @@ enum WriteRequest: Sendable {
 
 /// What a committed write did. Records are read from ``TidingsState`` afterwards.
 enum WriteOutcome: Sendable, Equatable {
-    /// The keys whose value changed (empty: the write changed nothing, no revision taken).
-    case preferences(changed: [String])
+    /// The keys whose value changed, with the value and revision this write gave them (empty:
+    /// the write changed nothing, no revision taken).
+    case preferences(changed: [PreferenceRevision])
     case thingAdded(String, revision: UInt64)
     case thingRemoved(String, revision: UInt64)
     case thingsReplaced(revision: UInt64)
     /// The posts document's revision (nil: it was already stored, nothing announced).
     case postsStored(revision: UInt64?)
+}
+
+/// A preference's value as one write left it, and the revision that write took.
+struct PreferenceRevision: Sendable, Equatable {
+    let key: String
+    let value: PreferenceValue
+    let revision: UInt64
 }
 
 /// Why a write was refused or not made durable.
@@ -153,8 +161,11 @@ final class WritePipeline {
     private func outcome(of request: WriteRequest, changes: [Change]) -> WriteOutcome {
         switch request {
         case .preferences:
-            return .preferences(changed: changes.compactMap {
-                if case let .preference(key, _) = $0.kind { return key } else { return nil }
+            return .preferences(changed: changes.compactMap { change in
+                guard case let .preference(key, json) = change.kind,
+                      let declaration = state.preferences.declaration(forKey: key) else { return nil }
+                let value = json.flatMap { TidingsState.preferenceValue(json: $0, declaration: declaration) } ?? declaration.defaultValue
+                return PreferenceRevision(key: key, value: value, revision: change.revision)
             })
         case let .addThing(raw):
             let thing = ThingRules.normalize(raw, textCase: state.textCase)
