@@ -88,6 +88,12 @@ let package = Package(
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP"]),
         .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore"]),
+        // The API's logic in-process: the change path, the write pipeline; no binary, no port.
+        .testTarget(name: "TidingsAPITests", dependencies: [
+            "TidingsAPI", "TidingsStore", "Observing",
+            .product(name: "OpenCombine", package: "OpenCombine"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // Starts the real `tidings` binary on an ephemeral port and talks real HTTP to it.
         .testTarget(name: "EndToEndTests", dependencies: ["tidings"]),
     ]
