@@ -33,10 +33,14 @@ public final class TidingsClient {
         public var reconnect: ReconnectPolicy
         /// Seconds without a byte (not even a heartbeat) after which the stream is reopened.
         public var streamIdleTimeout: TimeInterval
+        /// The largest event (and line) the stream accepts; a larger one drops the connection.
+        /// Big enough for a posts feed at the server's 8 MiB upstream limit, re-encoded.
+        public var maxEventBytes: Int
 
         public init(url: URL, credentials: TidingsCredentials = .none, preferenceKeys: [String]? = nil,
                     observesThings: Bool = true, observesPosts: Bool = true,
-                    reconnect: ReconnectPolicy = ReconnectPolicy(), streamIdleTimeout: TimeInterval = 60) {
+                    reconnect: ReconnectPolicy = ReconnectPolicy(), streamIdleTimeout: TimeInterval = 60,
+                    maxEventBytes: Int = 32 << 20) {
             self.url = url
             self.credentials = credentials
             self.preferenceKeys = preferenceKeys
@@ -44,6 +48,7 @@ public final class TidingsClient {
             self.observesPosts = observesPosts
             self.reconnect = reconnect
             self.streamIdleTimeout = streamIdleTimeout
+            self.maxEventBytes = maxEventBytes
         }
     }
 
@@ -64,12 +69,14 @@ public final class TidingsClient {
     public init(configuration: Configuration) {
         self.configuration = configuration
         let transport = Transport(baseURL: configuration.url, credentials: configuration.credentials,
+                                  maxBodyBytes: max(16 << 20, configuration.maxEventBytes),
                                   streamIdleTimeout: configuration.streamIdleTimeout)
         self.transport = transport
         preferences = RemotePreferenceStore(transport: transport)
         things = RemoteThings(transport: transport)
         posts = RemotePosts(transport: transport)
-        connection = EventStreamConnection(transport: transport, policy: configuration.reconnect)
+        connection = EventStreamConnection(transport: transport, policy: configuration.reconnect,
+                                           maxEventBytes: configuration.maxEventBytes)
         connection.makeRequest = { [weak self] lastEventID throws(TidingsClientError) in
             guard let self else { throw .transport("the client is gone") }
             return try await self.streamRequest(lastEventID: lastEventID)
@@ -78,6 +85,8 @@ public final class TidingsClient {
         connection.onEvent = { [weak self] in self?.handle($0) }
         connection.resumeID = { [weak self] in self?.tracker.resumeID.map(String.init) }
     }
+
+    deinit { connection.cancel() }
 
     public convenience init(url: URL, credentials: TidingsCredentials = .none) {
         self.init(configuration: Configuration(url: url, credentials: credentials))

@@ -30,26 +30,28 @@ final class EventStreamConnection {
     var makeRequest: RequestFactory = { _ throws(TidingsClientError) in throw .transport("no request factory") }
     private let maxBufferedBytes: Int
     private var parser = ServerSentEventParser()
-    private var loop: Task<Void, Never>?
+    private let loop = LoopHandle()
 
-    init(transport: Transport, policy: ReconnectPolicy, maxBufferedBytes: Int = 8 << 20) {
+    init(transport: Transport, policy: ReconnectPolicy, maxEventBytes: Int, maxBufferedBytes: Int = 16 << 20) {
         self.transport = transport
         self.policy = policy
         self.maxBufferedBytes = maxBufferedBytes
+        parser = ServerSentEventParser(maxLineBytes: maxEventBytes, maxEventBytes: maxEventBytes)
     }
 
-    isolated deinit { loop?.cancel() }
-
+    // The running loop holds `self`; whoever owns the connection ends it (``cancel()``).
     func start() {
-        guard loop == nil else { return }
-        loop = Task { [weak self] in await self?.run() }
+        guard !loop.isRunning else { return }
+        loop.set(Task { [weak self] in await self?.run() })
     }
 
     func stop() {
-        loop?.cancel()
-        loop = nil
+        loop.set(nil)
         state.send(.stopped)
     }
+
+    /// Ends the loop from anywhere (an owner's `deinit`), without announcing a state.
+    nonisolated func cancel() { loop.set(nil) }
 
     private enum Outcome {
         /// The connection ended; retry. `delivered`: it brought at least one event.
@@ -139,6 +141,28 @@ final class EventStreamConnection {
     private static func isFatal(_ error: TidingsClientError) -> Bool {
         guard let status = error.problem?.status else { return false }
         return (400..<500).contains(status) && status != 408 && status != 429
+    }
+}
+
+/// The connection's loop task, cancellable from a nonisolated `deinit`.
+final class LoopHandle: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var task: Task<Void, Never>?
+
+    var isRunning: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return task != nil
+    }
+
+    /// Cancels the current task (if any) and keeps `task` instead.
+    func set(_ task: Task<Void, Never>?) {
+        lock.lock()
+        let previous = self.task
+        self.task = task
+        lock.unlock()
+        previous?.cancel()
     }
 }
 
