@@ -133,8 +133,9 @@ public final class RemotePreferenceStore: KeyValueStore {
     private func recover(from error: TidingsClientError, changes: [String: PreferenceValue?]) async {
         for key in changes.keys.sorted() {
             if case .conflict = error { _ = try? await fetch(key) }
-            // The container still shows the refused value; the last server value replaces it.
-            if let value = known[key]?.value { external.send([key: value]) }
+            // The container still shows the refused value; the last server value replaces it
+            // (nil, for a key the server never announced: the declared default).
+            external.send([key: known[key]?.value])
         }
         for key in changes.keys.sorted() {
             failureSubject.send(PreferenceWriteFailure(key: key, attempted: changes[key] ?? nil, error: error))
