@@ -55,6 +55,10 @@ final class WatchCommandTests: XCTestCase {
         let conflict = try run(["--url", url, "--token", "tok", "set", "name", "\"x\"", "--if-revision", "0"])
         XCTAssertEqual(conflict.0, 1)
         XCTAssertTrue(conflict.2.contains("412"), conflict.2)
+        // A stream the server refuses (an unknown key is a 422) ends `watch` with its message.
+        let unknownKey = try run(["--url", url, "--token", "tok", "watch", "--keys", "age,nope"])
+        XCTAssertEqual(unknownKey.0, 1)
+        XCTAssertTrue(unknownKey.2.contains("422") && unknownKey.2.contains("nope"), unknownKey.2)
         let notJSON = try run(["--url", url, "set", "age", "six"])
         XCTAssertNotEqual(notJSON.0, 0)
         XCTAssertTrue(notJSON.2.contains("JSON"), notJSON.2)
@@ -78,7 +82,8 @@ final class WatchCommandTests: XCTestCase {
             watch.waitUntilExit()
         }
         let lines = LineReader(out.fileHandleForReading)
-        func next() -> String? { lines.line(within: 20) }
+        // Generous: after a restart the client waits out the server's `retry: 3000` with back-off.
+        func next() -> String? { lines.line(within: 40) }
 
         // The current values first, in the server's declaration order.
         XCTAssertEqual(next(), #"{"key":"name","revision":0,"value":"fat"}"#)
