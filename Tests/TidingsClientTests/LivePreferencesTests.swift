@@ -65,6 +65,45 @@ final class LivePreferencesTests: XCTestCase {
         XCTAssertTrue(onServer.body.contains("\"value\":\"alice\""), onServer.body)
     }
 
+    func testSeveralKeysAtOnceAndAResetGoThroughTheContainer() async throws {
+        let server = try startServer()
+        let writer = await connectedClient(server)
+        let reader = await connectedClient(server)
+        let settings = AppSettings(store: writer.preferences)
+        let seen = Recorder(reader.preferences.changes)
+
+        // Several keys in one container update: one PATCH, atomic on the server.
+        try settings.preferences.update(["age": .integer(8), "name": .string("multi")])
+        await seen.wait("both keys on the other client") { values in
+            values.contains { $0.key == "age" && $0.value == .integer(8) } && values.contains { $0.key == "name" && $0.value == .string("multi") }
+        }
+        // A reset is a DELETE (with If-Match), sent at once: it waits for the PATCH and builds
+        // on the revision the PATCH gave `age`. The other client sees the default come back.
+        try settings.preferences.reset("age")
+        await seen.waitForLatest("age back to its default") { $0.key == "age" && $0.value == .integer(5) }
+        XCTAssertEqual(settings.age, 5)
+        XCTAssertTrue(Recorder(writer.preferences.writeFailures).values.isEmpty)
+    }
+
+    func testQuickSuccessiveWritesOfOneKeyNeverConflictWithEachOther() async throws {
+        let server = try startServer()
+        let writer = await connectedClient(server)
+        let reader = await connectedClient(server)
+        let screen = Screen(AppSettings(store: writer.preferences))
+        let failures = Recorder(writer.preferences.writeFailures)
+        let readerScreen = Screen(AppSettings(store: reader.preferences))
+        let readerAges = Recorder(readerScreen.$age.publisher)
+
+        // A slider: eleven writes before the first answer is back, each with If-Match.
+        for value in 10...20 { screen.$age.wrappedValue = value }
+        await readerAges.waitForLatest("the last value on the other client") { $0 == 20 }
+        await eventually("every write answered") { !writer.preferences.hasWritesInFlight }
+        XCTAssertEqual(failures.values, [])
+        XCTAssertEqual(writer.preferences.revision(forKey: "age"), 11)
+        XCTAssertEqual(screen.age, 20)
+        XCTAssertEqual(readerScreen.age, 20)
+    }
+
     func testTwoClientsWritingFromTheSameRevisionOneWinsTheOtherGetsTheConflictThenTheWinnersValue() async throws {
         let server = try startServer()
         let first = await connectedClient(server)

@@ -24,7 +24,9 @@ public final class RemotePreferenceStore: KeyValueStore {
     private let changeSubject = PassthroughSubject<PreferenceChange, Never>()
     private let failureSubject = PassthroughSubject<PreferenceWriteFailure, Never>()
     private var inFlight = 0
-    private let settledSubject = PassthroughSubject<Void, Never>()
+    /// The last container write of each key still on its way; the next write of the key waits
+    /// for it. It returns the revisions its keys got (empty when refused).
+    private var pending: [String: Task<[String: UInt64], Never>] = [:]
 
     init(transport: Transport) {
         self.transport = transport
@@ -36,24 +38,44 @@ public final class RemotePreferenceStore: KeyValueStore {
     public func value(forKey key: String) -> PreferenceValue? { known[key]?.value }
 
     /// Sends the changes to the server without waiting (the container applies them at once).
+    ///
+    /// One key: `PUT` (or `DELETE` for a reset) with `If-Match` = the revision this client
+    /// last saw for it, or, while an earlier write of the key is on its way, the revision that
+    /// write gets (so quick successive writes, a slider, never conflict with each other).
+    /// Several keys: one atomic `PATCH` (the server takes no `If-Match` for it), then each
+    /// key's record is read to learn its revision.
     public func write(_ changes: [String: PreferenceValue?]) throws {
         guard !changes.isEmpty else { return }
-        let revisions = changes.keys.reduce(into: [String: UInt64]()) { $0[$1] = known[$1]?.revision }
+        let keys = changes.keys.sorted()
+        let seen = keys.reduce(into: [String: UInt64]()) { $0[$1] = known[$1]?.revision }
+        let earlier = keys.compactMap { key in pending[key].map { (key, $0) } }
         inFlight += 1
-        Task {
-            defer {
-                inFlight -= 1
-                if inFlight == 0 { settledSubject.send() }
+        let task = Task { () -> [String: UInt64] in
+            var revisions = seen
+            for (key, write) in earlier {
+                // Our own earlier write of this key: build on its result, or, if refused, on
+                // what the server has now.
+                revisions[key] = await write.value[key] ?? known[key]?.revision
             }
+            defer { inFlight -= 1 }
             do throws(TidingsClientError) {
-                if changes.count == 1, let (key, value) = changes.first {
-                    try await send(value, forKey: key, ifRevision: revisions[key] ?? nil)
-                } else {
-                    try await patch(changes)
+                if keys.count == 1, let value = changes[keys[0]] {
+                    let record = try await send(value, forKey: keys[0], ifRevision: revisions[keys[0]] ?? nil)
+                    return [record.key: record.revision]
                 }
+                try await patch(changes)
+                var result: [String: UInt64] = [:]
+                for key in keys { result[key] = (try? await fetch(key))?.revision }
+                return result
             } catch {
                 await recover(from: error, changes: changes)
+                return [:]
             }
+        }
+        for key in keys { pending[key] = task }
+        Task {
+            _ = await task.value
+            for key in keys where pending[key] == task { pending[key] = nil }
         }
     }
 
