@@ -14,6 +14,8 @@ let package = Package(
         .executable(name: "tidings", targets: ["tidings"]),
         .library(name: "Observing", targets: ["Observing"]),
         .library(name: "EventHTTP", targets: ["EventHTTP"]),
+        .library(name: "TidingsClient", targets: ["TidingsClient"]),
+        .executable(name: "tidings-client", targets: ["tidings-client"]),
     ],
     dependencies: [
         .package(url: "https://github.com/OpenCombine/OpenCombine.git", exact: "0.14.0"),
@@ -77,6 +79,24 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The Swift client: the observation library's containers and wrappers over a live
+        // server (URLSession + one event stream). No libevent, no server modules.
+        .target(
+            name: "TidingsClient",
+            dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")],
+            swiftSettings: strictSettings,
+            linkerSettings: [.linkedLibrary("curl", .when(platforms: [.linux]))]
+        ),
+        // `tidings-client get|set|watch`, built on TidingsClient as its example.
+        .executableTarget(
+            name: "tidings-client",
+            dependencies: [
+                "TidingsClient", "Observing",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // Benchmark program for the observation library (run by `make bench`).
         .executableTarget(
             name: "ObservingBench",
@@ -96,5 +116,11 @@ let package = Package(
         ]),
         // Starts the real `tidings` binary on an ephemeral port and talks real HTTP to it.
         .testTarget(name: "EndToEndTests", dependencies: ["tidings"]),
+        // The client against the real `tidings` and `tidings-client` binaries on loopback.
+        .testTarget(
+            name: "TidingsClientTests",
+            dependencies: ["TidingsClient", "Observing", "tidings", "tidings-client",
+                           .product(name: "OpenCombine", package: "OpenCombine")]
+        ),
     ]
 )
