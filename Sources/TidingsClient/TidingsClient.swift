@@ -167,7 +167,7 @@ public final class TidingsClient {
         var item: String?
         switch event.type {
         case "preference":
-            guard let change = try? JSONDecoder().decode(PreferenceChange.self, from: data) else { return }
+            guard let change = try? JSONDecoder().decode(PreferenceRecord.self, from: data) else { return }
             preferences.receive(change, afterReset: tracker.inSnapshotAfterReset)
             item = "preference:" + change.key
         case "things":

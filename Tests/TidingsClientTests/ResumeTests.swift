@@ -21,7 +21,7 @@ final class ResumeTests: XCTestCase {
     }
 
     /// Each key's revisions strictly increase: nothing was announced twice or out of order.
-    private func assertNoRepeats(_ changes: [PreferenceChange], file: StaticString = #filePath, line: UInt = #line) {
+    private func assertNoRepeats(_ changes: [PreferenceRecord], file: StaticString = #filePath, line: UInt = #line) {
         var last: [String: UInt64] = [:]
         for change in changes {
             if let previous = last[change.key] {

@@ -2,7 +2,7 @@ import Observing
 
 /// One preference as the server announces it: a `preference` event, or the record of
 /// `GET`/`PUT`/`DELETE /preferences/{key}`.
-public struct PreferenceChange: Sendable, Hashable, Codable {
+public struct PreferenceRecord: Sendable, Hashable, Codable {
     public let key: String
     public let value: PreferenceValue
     /// The revision that set this value (0: never set, the default).

@@ -19,9 +19,9 @@ import OpenCombine
 @MainActor
 public final class RemotePreferenceStore: KeyValueStore {
     private let transport: Transport
-    private var known: [String: PreferenceChange] = [:]
+    private var known: [String: PreferenceRecord] = [:]
     private let external = PassthroughSubject<[String: PreferenceValue?], Never>()
-    private let changeSubject = PassthroughSubject<PreferenceChange, Never>()
+    private let changeSubject = PassthroughSubject<PreferenceRecord, Never>()
     private let failureSubject = PassthroughSubject<PreferenceWriteFailure, Never>()
     private var inFlight = 0
     /// The last container write of each key still on its way; the next write of the key waits
@@ -85,7 +85,7 @@ public final class RemotePreferenceStore: KeyValueStore {
 
     /// Each preference change the server announced, once per revision, in order (the current
     /// values first after connecting or after a `reset`).
-    public var changes: AnyPublisher<PreferenceChange, Never> { changeSubject.eraseToAnyPublisher() }
+    public var changes: AnyPublisher<PreferenceRecord, Never> { changeSubject.eraseToAnyPublisher() }
 
     /// Writes made through the container that the server refused.
     public var writeFailures: AnyPublisher<PreferenceWriteFailure, Never> { failureSubject.eraseToAnyPublisher() }
@@ -94,7 +94,7 @@ public final class RemotePreferenceStore: KeyValueStore {
     public func revision(forKey key: String) -> UInt64? { known[key]?.revision }
 
     /// Every key's last announced state.
-    public var current: [String: PreferenceChange] { known }
+    public var current: [String: PreferenceRecord] { known }
 
     /// Whether container writes are still on their way to the server.
     public var hasWritesInFlight: Bool { inFlight > 0 }
@@ -105,20 +105,20 @@ public final class RemotePreferenceStore: KeyValueStore {
     /// applies the server's answer. Throws ``TidingsClientError/conflict(_:)`` (412),
     /// ``TidingsClientError/refused(_:)`` (422), ``TidingsClientError/notFound(_:)`` (unknown key).
     @discardableResult
-    public func set(_ value: PreferenceValue, forKey key: String, ifRevision: UInt64? = nil) async throws(TidingsClientError) -> PreferenceChange {
+    public func set(_ value: PreferenceValue, forKey key: String, ifRevision: UInt64? = nil) async throws(TidingsClientError) -> PreferenceRecord {
         try await send(value, forKey: key, ifRevision: ifRevision)
     }
 
     /// `DELETE /preferences/{key}`: back to the default.
     @discardableResult
-    public func reset(_ key: String, ifRevision: UInt64? = nil) async throws(TidingsClientError) -> PreferenceChange {
+    public func reset(_ key: String, ifRevision: UInt64? = nil) async throws(TidingsClientError) -> PreferenceRecord {
         try await send(nil, forKey: key, ifRevision: ifRevision)
     }
 
     /// `GET /preferences/{key}`, applied like an announced change.
     @discardableResult
-    public func fetch(_ key: String) async throws(TidingsClientError) -> PreferenceChange {
-        let record = try await transport.expectSuccess("GET", ["preferences", key]).decode(PreferenceChange.self)
+    public func fetch(_ key: String) async throws(TidingsClientError) -> PreferenceRecord {
+        let record = try await transport.expectSuccess("GET", ["preferences", key]).decode(PreferenceRecord.self)
         receive(record)
         return record
     }
@@ -129,7 +129,7 @@ public final class RemotePreferenceStore: KeyValueStore {
     }
 
     @discardableResult
-    private func send(_ value: PreferenceValue?, forKey key: String, ifRevision: UInt64?) async throws(TidingsClientError) -> PreferenceChange {
+    private func send(_ value: PreferenceValue?, forKey key: String, ifRevision: UInt64?) async throws(TidingsClientError) -> PreferenceRecord {
         var headers: [String: String] = [:]
         if let ifRevision { headers["If-Match"] = "\"\(ifRevision)\"" }
         let response: TidingsResponse
@@ -139,7 +139,7 @@ public final class RemotePreferenceStore: KeyValueStore {
         } else {
             response = try await transport.expectSuccess("DELETE", ["preferences", key], headers: headers)
         }
-        let record = try response.decode(PreferenceChange.self)
+        let record = try response.decode(PreferenceRecord.self)
         receive(record)
         return record
     }
@@ -169,7 +169,7 @@ public final class RemotePreferenceStore: KeyValueStore {
     /// A value the server announced: applied when newer than what this client knows, or, in
     /// the snapshot after a `reset`, when it differs (a server restarted on an empty store
     /// counts from 0 again, so older revisions are the truth then).
-    func receive(_ change: PreferenceChange, afterReset: Bool = false) {
+    func receive(_ change: PreferenceRecord, afterReset: Bool = false) {
         if let previous = known[change.key] {
             if afterReset ? previous == change : previous.revision >= change.revision { return }
         }
