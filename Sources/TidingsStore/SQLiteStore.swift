@@ -122,6 +122,28 @@ public final class SQLiteStore: ChangeStore {
         writer.queue.sync { try? writer.database.close() }
     }
 
+    public func acquireLease(_ name: String, holder: String, duration: Duration) async throws -> Bool {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+        return try await withCheckedThrowingContinuation { continuation in
+            writer.queue.async { [writer] in
+                do {
+                    let now = Date().timeIntervalSince1970
+                    let granted = try writer.database.write { db -> Bool in
+                        try db.execute(sql: """
+                            INSERT INTO lease (name, holder, expires) VALUES (?, ?, ?)
+                            ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
+                            WHERE lease.holder = excluded.holder OR lease.expires < ?
+                            """, arguments: [name, holder, now + seconds, now])
+                        return try String.fetchOne(db, sql: "SELECT holder FROM lease WHERE name = ?", arguments: [name]) == holder
+                    }
+                    continuation.resume(returning: granted)
+                } catch {
+                    continuation.resume(throwing: StoreWriter.storeError(error))
+                }
+            }
+        }
+    }
+
     /// Counters since opening (transactions, acknowledged commits, operations).
     public var statistics: StoreStatistics { writer.commits.statistics }
 

@@ -63,6 +63,16 @@ enum Schema {
                 ALTER TABLE meta ADD COLUMN historyBytes INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        // v3: cluster-wide leases (one instance fetches the posts feed per refresh).
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: """
+                CREATE TABLE lease (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    holder TEXT NOT NULL,
+                    expires REAL NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

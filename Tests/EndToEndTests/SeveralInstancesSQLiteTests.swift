@@ -112,3 +112,45 @@ final class SeveralInstancesSQLiteTests: XCTestCase {
         }
     }
 }
+
+/// The posts feed across instances (API.md, Several instances): fetched once per refresh for
+/// all of them; every instance serves and announces the same document with the same revision.
+final class SeveralInstancesPostsTests: XCTestCase {
+    func test_one_upstream_fetch_per_refresh_for_all_instances_and_the_same_document_everywhere() throws {
+        let upstream = try UpstreamServer()
+        defer { upstream.stop() }
+        upstream.behaviour = .posts(PostsFixture.feed, etag: "v1")
+        let directory = try TemporaryDirectory()
+        let arguments = ["--feed-url", upstream.url, "--feed-timeout", "2", "--feed-refresh", "0.5"]
+        // Two instances, each refreshing every 0.5 s.
+        let a = try TidingsProcess(arguments: arguments, dataDirectory: directory.url)
+        defer { a.stop() }
+        let b = try TidingsProcess(arguments: arguments, dataDirectory: directory.url)
+        defer { b.stop() }
+
+        let streamOnB = try b.openEventStream("/posts/events")
+        XCTAssertEqual(try a.posts(wait: 10).state, "loaded")
+        // Whichever instance fetched last, both end serving the same stored document (B takes
+        // A's fetch instead of asking upstream again, or A takes B's if B's first read raced it).
+        XCTAssertTrue(try a.eventually(timeout: 5) {
+            let onA = try a.get("/posts").text, onB = try b.get("/posts").text
+            return onA == onB && onA.contains(#""state":"loaded""#)
+        }, "the same document on both instances")
+        let document = try b.posts()
+        var announced: EventStreamReader.Event?
+        while let event = try? streamOnB.nextEvent(timeout: 5) {
+            announced = event
+            if event.json?["fetchedAt"] as? String == document.fetchedAt { break }
+        }
+        XCTAssertEqual(announced?.json?["fetchedAt"] as? String, document.fetchedAt, "B's stream announced it")
+
+        // Background refreshes (every 0.5 s on each instance): one instance holds the fetch
+        // lease, so the upstream sees about one request per period, not one per instance.
+        let before = upstream.requestCount
+        Thread.sleep(forTimeInterval: 3)
+        let during = upstream.requestCount - before
+        XCTAssertGreaterThanOrEqual(during, 3, "refreshes keep going")
+        XCTAssertLessThanOrEqual(during, 8, "about one fetch per 0.5 s period for both instances, not two")
+        XCTAssertEqual(try a.currentRevision(), try b.currentRevision())
+    }
+}

@@ -57,4 +57,6 @@ final class ScriptedStore: ChangeStore, @unchecked Sendable {
     var isAvailable: Bool { true }
 
     func close() async {}
+
+    func acquireLease(_ name: String, holder: String, duration: Duration) async throws -> Bool { true }
 }

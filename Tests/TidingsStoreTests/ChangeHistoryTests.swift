@@ -132,4 +132,20 @@ final class ChangeHistoryTests: XCTestCase {
             for store in stores { await store.close() }
         }
     }
+
+    func testALeaseHasOneHolderUntilItExpires() async throws {
+        let dir = makeTemporaryDirectory(self)
+        let first = try SQLiteStore(directory: dir)
+        let second = try SQLiteStore(directory: dir)
+        let a = try await first.acquireLease("posts-fetch", holder: "a", duration: .milliseconds(300))
+        let b = try await second.acquireLease("posts-fetch", holder: "b", duration: .milliseconds(300))
+        XCTAssertEqual([a, b], [true, false])
+        let renewed = try await first.acquireLease("posts-fetch", holder: "a", duration: .milliseconds(300))
+        XCTAssertTrue(renewed, "the holder renews")
+        try await Task.sleep(for: .milliseconds(400))
+        let takeover = try await second.acquireLease("posts-fetch", holder: "b", duration: .seconds(10))
+        XCTAssertTrue(takeover, "an expired lease goes to the next taker")
+        await first.close()
+        await second.close()
+    }
 }

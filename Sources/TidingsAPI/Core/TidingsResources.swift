@@ -67,6 +67,17 @@ public final class TidingsResources {
         let posts = PostsFeed(configuration: configuration, state: state, writes: writes,
                               boundPort: { [unowned app] in app.server.port },
                               isDraining: { [unowned app] in app.server.isDraining }, logger: app.logger)
+        // One upstream fetch per background refresh for every instance sharing the store.
+        let holder = UUID().uuidString
+        let leaseSeconds = configuration.feedRefresh > 0 ? max(1, configuration.feedRefresh * 0.9) : configuration.feedTimeout + 5
+        posts.fetchLease = { [store, logger = app.logger] in
+            do {
+                return try await store.acquireLease("posts-fetch", holder: holder, duration: .seconds(leaseSeconds))
+            } catch {
+                logger.warning("cannot take the posts fetch lease; fetching anyway", metadata: ["error": "\(error)"])
+                return true
+            }
+        }
         PostsRoutes(feed: posts).register(on: app.router)
         posts.reportFetches { TidingsMetrics.shared.recordUpstreamFetch(outcome: $0) }
         SampleFeedRoutes().register(on: app.router)

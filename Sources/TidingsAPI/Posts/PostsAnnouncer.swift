@@ -49,6 +49,11 @@ final class PostsAnnouncer {
         storeIfNeeded()
     }
 
+    /// The loader is about to take `state` from a stored document: it is stored already.
+    func willAdopt(_ state: LoadState<FetchedPosts>) {
+        lastStored = Key(state)
+    }
+
     /// No more documents (graceful shutdown).
     func stop() {
         stopped = true
