@@ -68,30 +68,6 @@ extension OpenAPIContract {
     /// `components.parameters`
     static func parameters() -> YAMLNode {
         .map([
-            ("PreferenceKey", .map([
-                ("name", .string("key")),
-                ("in", .string("path")),
-                ("required", .boolean(true)),
-                ("description", .string("A declared preference key.")),
-                ("schema", .map([
-                    ("type", .string("string")),
-                    ("pattern", .string("^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")),
-                ])),
-                ("examples", .map([
-                    ("age", .map([
-                        ("value", .string("age")),
-                    ])),
-                    ("name", .map([
-                        ("value", .string("name")),
-                    ])),
-                    ("speed", .map([
-                        ("value", .string("speed")),
-                    ])),
-                    ("flag", .map([
-                        ("value", .string("onboardingCompleted")),
-                    ])),
-                ])),
-            ])),
             ("ThingPath", .map([
                 ("name", .string("thing")),
                 ("in", .string("path")),

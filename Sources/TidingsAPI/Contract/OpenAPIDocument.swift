@@ -95,7 +95,7 @@ public enum OpenAPIDocument {
             ("components", .map([
                 ("securitySchemes", securitySchemes),
                 ("headers", C.headers()),
-                ("parameters", C.parameters()),
+                ("parameters", C.parameters().setting("StreamKeys", all.streamKeysParameter)),
                 ("responses", C.responses()),
                 ("schemas", .map(schemas)),
             ])),

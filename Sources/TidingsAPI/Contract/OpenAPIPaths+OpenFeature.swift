@@ -38,7 +38,7 @@ extension OpenAPIContract {
                 `default` while the value is the declared default, else `set`. The value keeps its declared
                 type: an `integer` is written without a fraction (`5`), a `number` always with one (`2.0`).
                 The evaluation context is accepted and does not change the value; a missing `context` or
-                `targetingKey` is not an error. A read (also with `--api-token` alone it needs no token).
+                `targetingKey` is not an error. A read although it is a POST: the read token is enough.
                 """)),
             ("security", ofrepSecurity),
             ("parameters", .sequence([.map([

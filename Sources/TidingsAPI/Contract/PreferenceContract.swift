@@ -1,3 +1,4 @@
+import Foundation
 import Observing
 
 /// The parts of the served contract that one declared preference decides: its value schema
@@ -128,6 +129,19 @@ struct PreferencesContract {
         .map(preferences.prefix(2).enumerated().map { index, p in
             (p.key, index == 0 ? .null : PreferenceContract.node(p.declaration.defaultValue))
         })
+    }
+
+    /// `components.parameters.StreamKeys`: a comma-separated list of declared keys, exactly.
+    var streamKeysParameter: YAMLNode {
+        // Keys are `[A-Za-z_][A-Za-z0-9_.-]*`: only `.` needs escaping in a pattern.
+        let key = "(" + keys.map { $0.replacingOccurrences(of: ".", with: "\\.") }.joined(separator: "|") + ")"
+        return .map([
+            ("name", .string("keys")),
+            ("in", .string("query")),
+            ("required", .boolean(false)),
+            ("description", .string("Comma-separated declared preference keys (default every key). An unknown key → `422`.")),
+            ("schema", .map([("type", .string("string")), ("pattern", .string("^" + key + "(," + key + ")*$"))])),
+        ])
     }
 
     /// `components.schemas.PreferenceMap`: every declared key with its value.
