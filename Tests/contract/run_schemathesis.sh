@@ -10,6 +10,8 @@
 #   SPEC             the document to test against (default: the served /openapi.yaml), e.g. the
 #                    published OFREP spec Tests/contract/ofrep/openapi.yaml
 #   CONFIG           schemathesis configuration (default Tests/contract/schemathesis.toml)
+#   CREDENTIAL       how schemathesis sends the api token: `bearer` (Authorization, default) or
+#                    `x-api-key` (OFREP's header)
 #   MAX_EXAMPLES     test cases per operation and phase (default 10)
 #   SEED             schemathesis seed, for reproducing a run (default: random)
 #   CONTRACT_REPORT  directory for the JUnit report and server log (default: a temp dir)
@@ -100,11 +102,16 @@ fi
 log "testing ${PREFERENCES:-the built-in set} against ${SPEC}"
 
 # --- schemathesis --------------------------------------------------------------------------------
+case "${CREDENTIAL:-bearer}" in
+  bearer) CREDENTIAL_HEADER="Authorization: Bearer $API_TOKEN" ;;
+  x-api-key) CREDENTIAL_HEADER="X-API-Key: $API_TOKEN" ;;
+  *) log "CREDENTIAL must be bearer or x-api-key"; exit 1 ;;
+esac
 ARGS=(
   --config-file "$PWD/$CONFIG" --no-color
   run "$SPEC_PATH"
   --url "$BASE_URL"
-  --header "Authorization: Bearer $API_TOKEN"
+  --header "$CREDENTIAL_HEADER"
   --max-examples "$MAX_EXAMPLES"
   --report junit --report-dir "$REPORT"
 )
