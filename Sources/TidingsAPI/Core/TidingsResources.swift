@@ -54,10 +54,12 @@ public final class TidingsResources {
         streams = StreamHub(state: state)
 
         PreferenceRoutes(state: state, writes: writes).register(on: app.router)
+        try PreferenceSchemaRoute.register(preferences: preferences, on: app.router)
         ThingRoutes(state: state, writes: writes).register(on: app.router)
         StreamRoutes(state: state, hub: streams).register(on: app.router)
+        OFREPRoutes.register(state: state, hub: streams, on: app.router)
         DashboardRoute.register(on: app.router)
-        ContractRoute.register(on: app.router)
+        ContractRoute.register(preferences: preferences, on: app.router)
         // Metrics: open streams, events published, store write latency (Metrics/).
         ResourceMetrics.attach(state: state, writes: writes, streams: streams)
 

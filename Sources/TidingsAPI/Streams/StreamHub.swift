@@ -19,6 +19,9 @@ final class StreamHub {
 
     init(state: TidingsState) { self.state = state }
 
+    /// OFREP hook: re-encodes the frames of a stream whose coverage has `ofrep` (OpenFeature/).
+    var ofrep: OFREPNotifications?
+
     var openStreams: Int { subscriptions.count }
 
     /// Starts the stream for `request` covering `coverage` (resume point from `Last-Event-ID`
@@ -35,13 +38,18 @@ final class StreamHub {
         }
         guard let stream = responder.startEventStream(retryMilliseconds: 3_000) else { return }
         let current = state.revision
+        // OFREP hook: the same journal entries, encoded as OFREP notifications.
+        let ofrep = coverage.ofrep ? self.ofrep : nil
+        let encode: @MainActor (JournalEntry) -> [UInt8] = { entry in ofrep?.frame(for: entry) ?? entry.frame }
         var initial: [[UInt8]]
         switch resume {
         case .none:
-            initial = snapshot(coverage, revision: current)
+            initial = ofrep == nil ? snapshot(coverage, revision: current) : []
         case let .after(revision):
             if let replay = state.journal.entries(after: revision, current: current, where: coverage.covers) {
-                initial = replay.map(\.frame)
+                initial = replay.map(encode)
+            } else if let ofrep {
+                initial = [ofrep.resyncFrame(current: current)]
             } else {
                 let reason = revision > current
                     ? "Last-Event-ID \(revision) is newer than the current revision \(current)"
@@ -49,6 +57,8 @@ final class StreamHub {
                 initial = [EventFrame.frame(id: current, event: "reset", data: ResetEventData(reason: reason))]
                 initial += snapshot(coverage, revision: current)
             }
+        case .beyondRange where ofrep != nil:
+            initial = [ofrep!.resyncFrame(current: current)]
         case .beyondRange:
             initial = [EventFrame.frame(id: current, event: "reset",
                                         data: ResetEventData(reason: "Last-Event-ID is newer than the current revision \(current)"))]
@@ -62,7 +72,7 @@ final class StreamHub {
         let deliver: @MainActor (JournalEntry?) -> Void = { [weak stream] entry in
             guard let stream, let entry, entry.revision > lastSent else { return }
             lastSent = entry.revision
-            stream.send(entry.frame)
+            stream.send(encode(entry))
         }
         var cancellables: [AnyCancellable] = []
         for key in coverage.preferenceKeys {
