@@ -176,12 +176,13 @@ public final class TidingsClient {
             item = "things"
         case "posts":
             guard let state = try? JSONDecoder().decode(PostsFeedState.self, from: data) else { return }
-            posts.receive(state)
+            posts.receive(state, revision: id, isEvent: true)
             item = "posts"
         case "reset":
             struct Reset: Decodable { let reason: String }
             let reason = (try? JSONDecoder().decode(Reset.self, from: data))?.reason ?? event.data
             tracker.expectSnapshot(of: snapshotItems, afterReset: true)
+            posts.forgetRevision()
             resetSubject.send(reason)
             return
         default:

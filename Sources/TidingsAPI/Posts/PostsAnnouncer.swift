@@ -38,6 +38,10 @@ final class PostsAnnouncer {
     private var stopped = false
     /// Called when a document could not be stored (for logs).
     var onFailure: (@MainActor (WriteFailure) -> Void)?
+    /// Called whenever the loader's state is as stored as it will be (its document committed,
+    /// or nothing to store): answers that show the state may go out without running ahead of
+    /// the `posts` events.
+    var onSettled: (@MainActor () -> Void)?
 
     init(writes: WritePipeline, current: @escaping @MainActor () -> (state: LoadState<FetchedPosts>, json: String)) {
         self.writes = writes
@@ -60,12 +64,13 @@ final class PostsAnnouncer {
     }
 
     private func storeIfNeeded() {
-        guard !stopped, !storing else { return }
+        guard !storing else { return }
+        guard !stopped else { return onSettled?() ?? () }
         let (state, json) = current()
         // A refresh over held content: clients keep seeing what they saw before it.
-        if case .loading(previous: .some) = state { return }
+        if case .loading(previous: .some) = state { return onSettled?() ?? () }
         let key = Key(state)
-        guard key != lastStored else { return }
+        guard key != lastStored else { return onSettled?() ?? () }
         lastStored = key
         storing = true
         writes.submit(.setPosts(json)) { [weak self] result in
@@ -73,8 +78,11 @@ final class PostsAnnouncer {
             self.storing = false
             if case let .failure(failure) = result {
                 self.onFailure?(failure)
-                // Not stored: the next state change tries again from what was stored before.
+                // Not stored: the next state change tries again (no retry loop against a
+                // store that is down).
                 self.lastStored = Key(.idle)
+                self.onSettled?()
+                return
             }
             self.storeIfNeeded()
         }

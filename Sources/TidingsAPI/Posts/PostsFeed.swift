@@ -60,6 +60,11 @@ final class PostsFeed {
         announcer.onFailure = { [logger] failure in
             logger.warning("posts document not stored: \(failure)")
         }
+        // `?wait=` answers go out once the state they show is stored, so a client that reads
+        // the answer and then the stream never sees an older state after a newer one.
+        announcer.onSettled = { [unowned self] in
+            if current.phase != .loading { waiters.answerAll(with: response()) }
+        }
         // A stream's snapshot is the stored document as of the current revision (the live
         // state may be ahead of it while it is being stored); before the first one, idle.
         state.idlePostsJSON = { [unowned self] in
@@ -162,7 +167,6 @@ final class PostsFeed {
         if let error = newState.error {
             logger.notice("posts feed failed: \(PostsStateBody.message(error, timeout: policy.timeout))")
         }
-        if newState.phase != .loading { waiters.answerAll(with: response()) }
         announcer.stateDidChange(newState)
     }
 

@@ -82,6 +82,9 @@ public final class RemotePosts: @preconcurrency ObservableObject {
     public let objectWillChange = ObservableObjectPublisher()
 
     private let transport: Transport
+    /// The revision the current state reflects: an event or answer older than it (an answer
+    /// and the stream race on two connections) is not allowed to take the state back.
+    private var revision: UInt64 = 0
 
     init(transport: Transport) {
         self.transport = transport
@@ -91,12 +94,14 @@ public final class RemotePosts: @preconcurrency ObservableObject {
     /// answer is held until the load ends (at most 30 s).
     public func load(wait seconds: Int? = nil) async throws(TidingsClientError) {
         let query = seconds.map { [("wait", String(min(max($0, 0), 30)))] } ?? []
-        receive(try await transport.expectSuccess("GET", ["posts"], query: query).decode(PostsFeedState.self))
+        let response = try await transport.expectSuccess("GET", ["posts"], query: query)
+        receive(try response.decode(PostsFeedState.self), revision: response.revision)
     }
 
     /// `POST /posts/refresh`: starts a load unless one is running.
     public func refresh() async throws(TidingsClientError) {
-        receive(try await transport.expectSuccess("POST", ["posts", "refresh"]).decode(PostsFeedState.self))
+        let response = try await transport.expectSuccess("POST", ["posts", "refresh"])
+        receive(try response.decode(PostsFeedState.self), revision: response.revision)
     }
 
     /// `POST /posts/cancel`: returns whether a running load was abandoned.
@@ -106,7 +111,17 @@ public final class RemotePosts: @preconcurrency ObservableObject {
         return try await transport.expectSuccess("POST", ["posts", "cancel"]).decode(Answer.self).cancelled
     }
 
-    func receive(_ state: PostsFeedState) {
+    /// After a `reset` revisions may start over (a new data set): nothing seen counts.
+    func forgetRevision() {
+        revision = 0
+    }
+
+    /// `isEvent`: an event at revision R announces a change the answer at R already showed.
+    func receive(_ state: PostsFeedState, revision: UInt64?, isEvent: Bool = false) {
+        if let revision {
+            guard revision > self.revision || (!isEvent && revision == self.revision) else { return }
+            self.revision = revision
+        }
         guard state != self.state else { return }
         objectWillChange.send()
         self.state = state
