@@ -1,0 +1,117 @@
+import Foundation
+
+/// Runs helper programs (initdb, pg_ctl, psql, nginx) for test fixtures.
+///
+/// Output goes to a file, never a pipe: `pg_ctl start` leaves a server running that could
+/// inherit a pipe and keep it open, and reading it to the end would then hang.
+public enum FixtureProcess {
+    /// A helper program failed or did not finish in time.
+    public struct Failure: Error, CustomStringConvertible {
+        public var command: String
+        public var status: Int32?
+        public var output: String
+        public var description: String {
+            "`\(command)` \(status.map { "exited with \($0)" } ?? "timed out"):\n\(output)"
+        }
+    }
+
+    /// Whether this process runs as root (CI does; PostgreSQL refuses to run as root).
+    public static var isRoot: Bool { geteuid() == 0 }
+
+    /// Runs `executable arguments`, as `user` when given and we are root (through `runuser`),
+    /// waits at most `timeout` seconds (then kills it) and returns its combined output.
+    @discardableResult
+    public static func run(
+        _ executable: String, _ arguments: [String], as user: String? = nil,
+        in directory: URL? = nil, timeout: TimeInterval = 60
+    ) throws -> String {
+        var executable = executable
+        var arguments = arguments
+        if let user, isRoot {
+            arguments = ["-u", user, "--", executable] + arguments
+            executable = "/usr/sbin/runuser"
+        }
+        let outputURL = FileManager.default.temporaryDirectory
+            .appendingPathComponent("tidings-fixture-\(UUID().uuidString).log")
+        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: outputURL) }
+        let output = try FileHandle(forWritingTo: outputURL)
+        defer { try? output.close() }
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        if let directory { process.currentDirectoryURL = directory }
+        let finished = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in finished.signal() }
+        try process.run()
+        let command = ([executable] + arguments).joined(separator: " ")
+        if finished.wait(timeout: .now() + timeout) == .timedOut {
+            process.terminate()
+            _ = finished.wait(timeout: .now() + 5)
+            throw Failure(command: command, status: nil, output: (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "")
+        }
+        let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
+        guard process.terminationStatus == 0 else {
+            throw Failure(command: command, status: process.terminationStatus, output: text)
+        }
+        return text
+    }
+
+    /// A TCP port on 127.0.0.1 that was free a moment ago (the kernel picked it).
+    public static func freeLoopbackPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EMFILE) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0 else { throw POSIXError(.EINVAL) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Whether something accepts TCP connections on 127.0.0.1:`port` right now.
+    public static func isAccepting(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    /// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held.
+    public static func wait(timeout: TimeInterval, until condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            if Date() > deadline { return false }
+            usleep(20_000)
+        }
+        return true
+    }
+
+    /// A fresh directory under the temp dir, readable by everyone (so a helper user can enter it).
+    static func makeDirectory(prefix: String) throws -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("\(prefix)-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
+        return url
+    }
+}
