@@ -2,14 +2,22 @@ import Foundation
 
 /// Runs helper programs (initdb, pg_ctl, psql, nginx) for test fixtures.
 ///
-/// Output goes to a file, never a pipe: `pg_ctl start` leaves a server running that could
-/// inherit a pipe and keep it open, and reading it to the end would then hang.
+/// Output goes to a file, never a pipe, and children are spawned and reaped directly
+/// (``SpawnedProcess``), not through Foundation's `Process`: `pg_ctl start` leaves a server
+/// running that inherits the parent's descriptors, and `Process` on Linux then never reports
+/// pg_ctl's exit.
 public enum FixtureProcess {
     /// A helper program failed or did not finish in time.
     public struct Failure: Error, CustomStringConvertible {
         public var command: String
         public var status: Int32?
         public var output: String
+        public init(command: String, status: Int32?, output: String) {
+            self.command = command
+            self.status = status
+            self.output = output
+        }
+
         public var description: String {
             "`\(command)` \(status.map { "exited with \($0)" } ?? "timed out"):\n\(output)"
         }
@@ -33,31 +41,16 @@ public enum FixtureProcess {
         }
         let outputURL = FileManager.default.temporaryDirectory
             .appendingPathComponent("tidings-fixture-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: outputURL) }
-        let output = try FileHandle(forWritingTo: outputURL)
-        defer { try? output.close() }
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        if let directory { process.currentDirectoryURL = directory }
-        let finished = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in finished.signal() }
-        try process.run()
         let command = ([executable] + arguments).joined(separator: " ")
-        if finished.wait(timeout: .now() + timeout) == .timedOut {
-            process.terminate()
-            _ = finished.wait(timeout: .now() + 5)
-            throw Failure(command: command, status: nil, output: (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "")
-        }
+        let child = try SpawnedProcess(executable, arguments, output: outputURL.path, directory: directory?.path)
+        let status = child.wait(timeout: timeout)
         let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
-        guard process.terminationStatus == 0 else {
-            throw Failure(command: command, status: process.terminationStatus, output: text)
+        guard let status else {
+            child.kill()
+            throw Failure(command: command, status: nil, output: text)
         }
+        guard status == 0 else { throw Failure(command: command, status: status, output: text) }
         return text
     }
 

@@ -14,7 +14,7 @@ public final class NginxBalancer: @unchecked Sendable {
     public let port: Int
     /// nginx's prefix directory: configuration, pid, logs and temp files.
     public let prefix: URL
-    private let process = Process()
+    private var process: SpawnedProcess?
     private let lock = NSLock()
     private var stopped = false
 
@@ -45,24 +45,15 @@ public final class NginxBalancer: @unchecked Sendable {
             try Self.mainConfiguration(prefix: prefix.path)
                 .write(to: prefix.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
 
-            process.executableURL = URL(fileURLWithPath: nginx)
-            process.arguments = ["-p", prefix.path, "-c", prefix.appendingPathComponent("nginx.conf").path,
-                                 "-g", "daemon off;"]
-            let log = prefix.appendingPathComponent("stderr.log")
-            FileManager.default.createFile(atPath: log.path, contents: nil)
-            let output = try FileHandle(forWritingTo: log)
-            process.standardOutput = output
-            process.standardError = output
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            try? output.close()
+            let process = try SpawnedProcess(nginx, [
+                "-p", prefix.path, "-c", prefix.appendingPathComponent("nginx.conf").path, "-g", "daemon off;",
+            ], output: prefix.appendingPathComponent("stderr.log").path)
+            self.process = process
             let port = self.port
-            let process = self.process
             guard FixtureProcess.wait(timeout: startupTimeout, until: {
                 !process.isRunning || FixtureProcess.isAccepting(port: port)
             }), process.isRunning else {
-                throw FixtureProcess.Failure(command: "nginx", status: process.isRunning ? nil : process.terminationStatus,
-                                             output: errorLog)
+                throw FixtureProcess.Failure(command: "nginx", status: process.poll(), output: errorLog)
             }
         } catch {
             stop()
@@ -113,13 +104,9 @@ public final class NginxBalancer: @unchecked Sendable {
             return !stopped
         }
         guard first else { return }
-        if process.isRunning {
-            process.terminate()
-            let process = self.process
-            if !FixtureProcess.wait(timeout: 5, until: { !process.isRunning }) {
-                kill(process.processIdentifier, SIGKILL)
-                _ = FixtureProcess.wait(timeout: 5, until: { !process.isRunning })
-            }
+        if let process, process.isRunning {
+            process.signal(SIGTERM)
+            if process.wait(timeout: 5) == nil { process.kill() }
         }
         try? FileManager.default.removeItem(at: prefix)
     }

@@ -27,7 +27,6 @@ public final class PostgresCluster: @unchecked Sendable {
 
     private let binDirectory: String
     private let lock = NSLock()
-    private var running = false
     private var destroyed = false
 
     private var dataDirectory: String { root.appendingPathComponent("data").path }
@@ -71,7 +70,6 @@ public final class PostgresCluster: @unchecked Sendable {
         try FixtureProcess.run("\(binDirectory)/pg_ctl", [
             "-D", dataDirectory, "-l", logPath, "-w", "-t", "60", "start",
         ], as: serverUser, in: root, timeout: 90)
-        lock.withLock { running = true }
     }
 
     /// Stops the server. `immediate` is a crash (no checkpoint; clients cut off at once);
@@ -80,7 +78,6 @@ public final class PostgresCluster: @unchecked Sendable {
         try FixtureProcess.run("\(binDirectory)/pg_ctl", [
             "-D", dataDirectory, "-m", immediate ? "immediate" : "fast", "-w", "-t", "60", "stop",
         ], as: serverUser, in: root, timeout: 90)
-        lock.withLock { running = false }
     }
 
     /// Stops and starts the server (same port, same data).
@@ -100,11 +97,15 @@ public final class PostgresCluster: @unchecked Sendable {
 
     /// Stops the server (immediately) if it runs and removes the directory. Safe to call twice.
     public func destroy() {
-        let wasRunning: Bool = lock.withLock {
-            defer { destroyed = true; running = false }
-            return running && !destroyed
+        let first: Bool = lock.withLock {
+            defer { destroyed = true }
+            return !destroyed
         }
-        if wasRunning { try? stop(immediate: true) }
+        guard first else { return }
+        // Also when `start()` failed half-way: a server may run without our knowing it did.
+        if FileManager.default.fileExists(atPath: "\(dataDirectory)/postmaster.pid") {
+            try? stop(immediate: true)
+        }
         try? FileManager.default.removeItem(at: root)
     }
 

@@ -36,7 +36,7 @@ extension PostgresStore {
                         id: PostgresConnectionSlot.nextID(), logger: logger)
                 }
                 let keep: Bool = state.withLock {
-                    guard !isClosed else { return false }
+                    guard !closed else { return false }
                     listenConnection = connection
                     return true
                 }

@@ -31,7 +31,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
     private var available = false
     private var outageReason = "not opened yet"
     private var opened = false
-    private var closed = false
+    var closed = false  // guarded by `state`
     private var doorbells: [@Sendable () -> Void] = []
     var watcher: Task<Void, Never>?
     var listenConnection: PostgresConnection?
@@ -191,6 +191,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
 
     /// One group-commit transaction: `tidings_commit_v1` with every write of the batch.
     private func commitBatch(_ writes: [StoreWrite]) async -> [Result<[Change], StoreError>] {
+        logger.trace("commit batch", metadata: ["writes": "\(writes.count)"])
         do {
             let payload = try PostgresBatch.encode(writes)
             let maxCount = Int64(max(0, limits.historyCount))
@@ -204,6 +205,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
                 guard let answer else { throw StoreError.database("the commit function returned nothing") }
                 return answer
             }
+            logger.trace("commit batch answered", metadata: ["bytes": "\(answer.utf8.count)"])
             let results = try PostgresBatch.decode(answer, count: writes.count)
             for case let .failure(.database(message)) in results {
                 logger.error("PostgreSQL rejected a write", metadata: ["error": "\(message)"])
