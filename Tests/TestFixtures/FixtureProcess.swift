@@ -54,6 +54,19 @@ public enum FixtureProcess {
         return text
     }
 
+    /// A shell that runs `cleanup` once this (test) process has died without cleaning up — a
+    /// crash or a killed test run must not leave servers behind. Kill it (``SpawnedProcess/kill()``)
+    /// after a normal cleanup.
+    public static func watchdog(cleanup: String) throws -> SpawnedProcess {
+        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(cleanup)"
+        return try SpawnedProcess("/bin/sh", ["-c", script], output: "/dev/null")
+    }
+
+    /// `text` quoted for /bin/sh.
+    public static func shellQuoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
     /// A TCP port on 127.0.0.1 that was free a moment ago (the kernel picked it).
     public static func freeLoopbackPort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -15,6 +15,7 @@ public final class NginxBalancer: @unchecked Sendable {
     /// nginx's prefix directory: configuration, pid, logs and temp files.
     public let prefix: URL
     private var process: SpawnedProcess?
+    private var watchdog: SpawnedProcess?
     private let lock = NSLock()
     private var stopped = false
 
@@ -49,6 +50,8 @@ public final class NginxBalancer: @unchecked Sendable {
                 "-p", prefix.path, "-c", prefix.appendingPathComponent("nginx.conf").path, "-g", "daemon off;",
             ], output: prefix.appendingPathComponent("stderr.log").path)
             self.process = process
+            watchdog = try FixtureProcess.watchdog(cleanup:
+                "kill -TERM \(process.pid); sleep 2; kill -KILL \(process.pid); rm -rf \(FixtureProcess.shellQuoted(prefix.path))")
             let port = self.port
             guard FixtureProcess.wait(timeout: startupTimeout, until: {
                 !process.isRunning || FixtureProcess.isAccepting(port: port)
@@ -109,5 +112,6 @@ public final class NginxBalancer: @unchecked Sendable {
             if process.wait(timeout: 5) == nil { process.kill() }
         }
         try? FileManager.default.removeItem(at: prefix)
+        watchdog?.kill()
     }
 }

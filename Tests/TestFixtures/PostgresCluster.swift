@@ -28,6 +28,7 @@ public final class PostgresCluster: @unchecked Sendable {
     private let binDirectory: String
     private let lock = NSLock()
     private var destroyed = false
+    private var watchdog: SpawnedProcess?
 
     private var dataDirectory: String { root.appendingPathComponent("data").path }
     private var socketDirectory: String { root.appendingPathComponent("socket").path }
@@ -57,6 +58,10 @@ public final class PostgresCluster: @unchecked Sendable {
                 + "unix_socket_directories = '\(socketDirectory)'\nmax_connections = 200\n"
             if !durable { settings += "fsync = off\nsynchronous_commit = off\n" }
             try appendToConfiguration(settings)
+            let runAs = FixtureProcess.isRoot ? "/usr/sbin/runuser -u postgres -- " : ""
+            watchdog = try FixtureProcess.watchdog(cleanup:
+                "\(runAs)\(binDirectory)/pg_ctl -D \(FixtureProcess.shellQuoted(dataDirectory)) -m immediate stop; "
+                + "rm -rf \(FixtureProcess.shellQuoted(root.path))")
             try start()
             try psql("CREATE DATABASE \"\(database)\"", database: "postgres")
         } catch {
@@ -107,6 +112,7 @@ public final class PostgresCluster: @unchecked Sendable {
             try? stop(immediate: true)
         }
         try? FileManager.default.removeItem(at: root)
+        watchdog?.kill()
     }
 
     /// The server log so far (for failure messages).

@@ -27,10 +27,7 @@ actor PostgresConnectionSlot {
         current = nil
         if let connecting { return try await connecting.value }
         let task = Task { [configuration, connectTimeout, logger] in
-            try await PostgresDeadline.run(connectTimeout) {
-                try await PostgresConnection.connect(
-                    configuration: configuration, id: PostgresConnectionSlot.nextID(), logger: logger)
-            }
+            try await PostgresDeadline.connect(configuration, timeout: connectTimeout, logger: logger)
         }
         connecting = task
         defer { connecting = nil }
@@ -76,25 +73,48 @@ enum PostgresDeadline {
         var description: String { "no answer from PostgreSQL within \(timeout)" }
     }
 
-    /// Runs `operation`; after `timeout` calls `onTimeout` (which must make the operation end,
-    /// e.g. by closing its connection — a task group waits for its children) and throws
-    /// ``Exceeded``. Without `onTimeout`, the operation is cancelled.
+    /// Runs `operation` in the caller's task; if it has not finished after `timeout`,
+    /// `onTimeout` runs (it must make the operation end, e.g. by closing its connection) and
+    /// the call throws ``Exceeded``. The caller's cancellation is left to the operation: a
+    /// cancelled reader does not cut a connection others share.
     static func run<T: Sendable>(
-        _ timeout: Duration, onTimeout: (@Sendable () -> Void)? = nil,
-        _ operation: @escaping @Sendable () async throws -> T
+        _ timeout: Duration, onTimeout: @escaping @Sendable () -> Void,
+        _ operation: () async throws -> T
     ) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await operation() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                onTimeout?()
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw Exceeded(timeout: timeout)
-            }
-            return value
+        let fired = Flag()
+        let timer = DispatchWorkItem {
+            fired.set()
+            onTimeout()
         }
+        let components = timeout.components
+        let nanoseconds = components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: timer)
+        defer { timer.cancel() }
+        do {
+            return try await operation()
+        } catch {
+            if fired.isSet { throw Exceeded(timeout: timeout) }
+            throw error
+        }
+    }
+
+    /// Connects within `timeout` (cancelling the attempt when it runs out).
+    static func connect(
+        _ configuration: PostgresConnection.Configuration, timeout: Duration, logger: Logger
+    ) async throws -> PostgresConnection {
+        let attempt = Task {
+            try await PostgresConnection.connect(
+                configuration: configuration, id: PostgresConnectionSlot.nextID(), logger: logger)
+        }
+        return try await run(timeout, onTimeout: { attempt.cancel() }) {
+            try await attempt.value
+        }
+    }
+
+    final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        var isSet: Bool { lock.withLock { value } }
+        func set() { lock.withLock { value = true } }
     }
 }

@@ -30,11 +30,9 @@ extension PostgresStore {
         while !Task.isCancelled && !isClosed {
             let attempt = ContinuousClock.now
             do {
-                let connection = try await PostgresDeadline.run(options.connectTimeout) { [url, options, logger] in
-                    try await PostgresConnection.connect(
-                        configuration: url.configuration(connectTimeout: options.connectTimeout),
-                        id: PostgresConnectionSlot.nextID(), logger: logger)
-                }
+                let connection = try await PostgresDeadline.connect(
+                    url.configuration(connectTimeout: options.connectTimeout),
+                    timeout: options.connectTimeout, logger: logger)
                 let keep: Bool = state.withLock {
                     guard !closed else { return false }
                     listenConnection = connection
@@ -79,8 +77,8 @@ extension PostgresStore {
                         try await Task.sleep(for: self.options.pollInterval)
                         try await PostgresDeadline.run(self.options.queryTimeout, onTimeout: {
                             connection.close().whenComplete { _ in }
-                        }) { [logger = self.logger] in
-                            try await connection.query("SELECT 1", logger: logger)
+                        }) {
+                            try await connection.query("SELECT 1", logger: self.logger)
                             return ()
                         }
                         self.setAvailable(true)

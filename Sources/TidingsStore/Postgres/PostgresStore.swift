@@ -241,7 +241,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
             connection = try await slot.connection()
         } catch {
             let mapped = Self.storeError(error)
-            if case .unavailable = mapped { noteOutage(mapped) }
+            if case .unavailable = mapped, !Task.isCancelled { noteOutage(mapped) }
             throw mapped
         }
         do {
@@ -252,7 +252,8 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
             let mapped = Self.storeError(error)
             if case .unavailable = mapped {
                 await slot.discard(connection)
-                noteOutage(mapped)
+                // A caller that was cancelled says nothing about the database.
+                if !Task.isCancelled { noteOutage(mapped) }
             }
             throw mapped
         }
