@@ -3,6 +3,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 CONFIG ?= debug
 APT_PACKAGES := libevent-dev libsqlite3-dev libcurl4-openssl-dev pkg-config
+# What the tests start for real: a throwaway PostgreSQL cluster and nginx as the load balancer.
+TEST_APT_PACKAGES := postgresql nginx
 BIN_RELEASE := .build/release/tidings
 
 .PHONY: run test build release deps bench clean lint contract-test ofrep-test
@@ -10,6 +12,15 @@ BIN_RELEASE := .build/release/tidings
 # Install the system packages the build needs, only when one is missing.
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing) || exit 1; \
+	fi
+
+# The packages the tests run (PostgreSQL, nginx), only when one is missing.
+.PHONY: test-deps
+test-deps:
+	@missing=""; for p in $(TEST_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing) || exit 1; \
@@ -27,7 +38,7 @@ run: release
 
 # Everything: unit and end-to-end tests (real server, real sockets, real SQLite), the contract
 # and container lint, the dashboard in a real browser, and schemathesis against the release binary.
-test: deps
+test: deps test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory lint
@@ -72,13 +83,14 @@ ofrep-test: deps
 
 # Contract and container checks that need no server: openapi.yaml is valid OpenAPI 3.1 (that it is
 # what the server generates is held by an end-to-end test; regenerate with scripts/write-openapi.sh),
-# the Dockerfile passes hadolint and our container rules, and the runtime-library check still
-# detects a missing package.
-lint:
+# the Dockerfile passes hadolint and our container rules, the runtime-library check still detects a
+# missing package, and deploy/ (the compose file parses, the nginx configuration passes nginx -t).
+lint: test-deps
 	@command -v openapi-spec-validator >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check 'openapi-spec-validator>=0.7'
 	openapi-spec-validator openapi.yaml
 	scripts/lint-dockerfile.sh
 	scripts/check-runtime-libs.sh --self-test
+	scripts/check-deploy.sh
 
 # The contract against the real server: a static-stdlib release build (as in the container), its
 # shared libraries checked against the Dockerfile's runtime stage, then schemathesis against that

@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", exact: "1.33.2"),
     ],
     targets: [
         // C: libevent (+ its pthreads glue) through pkg-config; one shim header.
@@ -48,10 +49,14 @@ let package = Package(
             dependencies: [.product(name: "OpenCombine", package: "OpenCombine")],
             swiftSettings: strictSettings
         ),
-        // Durable storage (SQLite through GRDB, WAL mode).
+        // Durable storage (SQLite through GRDB, WAL mode; or PostgreSQL through postgres-nio).
         .target(
             name: "TidingsStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         // The resources: routes <-> domain, JSON, problem details, stream topics.
@@ -114,8 +119,20 @@ let package = Package(
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // Throwaway PostgreSQL clusters and nginx balancers for tests (Foundation only, no XCTest):
+        // any test target may depend on it.
+        .target(name: "TestFixtures", path: "Tests/TestFixtures", swiftSettings: strictSettings),
+        // PostgresStore against a real PostgreSQL started by the test.
+        .testTarget(
+            name: "PostgresStoreTests",
+            dependencies: [
+                "TidingsStore", "TestFixtures",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // Starts the real `tidings` binary on an ephemeral port and talks real HTTP to it.
-        .testTarget(name: "EndToEndTests", dependencies: ["tidings"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["tidings", "TestFixtures"]),
         // The client against the real `tidings` and `tidings-client` binaries on loopback.
         .testTarget(
             name: "TidingsClientTests",

@@ -1,0 +1,98 @@
+import Foundation
+
+/// Turns queued writes into the JSON argument of `tidings_commit_v1` and its JSON answer back
+/// into per-write results.
+enum PostgresBatch {
+    /// Checks a write that needs no database state: a replacement list that repeats an entry,
+    /// and text PostgreSQL cannot hold (U+0000). Returns the error the write fails with.
+    static func precheck(_ write: StoreWrite) -> StoreError? {
+        for operation in write.operations {
+            switch operation {
+            case let .setPreference(key, json, defaultJSON):
+                if [key, json ?? "", defaultJSON].contains(where: containsNUL) { return nulError }
+            case let .addThing(thing), let .removeThing(thing), let .setPosts(thing):
+                if containsNUL(thing) { return nulError }
+            case let .replaceThings(things):
+                var seen = Set<String>()
+                for thing in things {
+                    if containsNUL(thing) { return nulError }
+                    if !seen.insert(thing).inserted { return .duplicateThing(thing) }
+                }
+            }
+        }
+        for key in write.expectedRevisions.keys where containsNUL(key) { return nulError }
+        return nil
+    }
+
+    /// The JSON text of `writes` for `tidings_commit_v1`.
+    static func encode(_ writes: [StoreWrite]) throws -> String {
+        let payload = writes.map { write -> [String: Any] in
+            var entry: [String: Any] = ["o": write.operations.map(encode)]
+            if !write.expectedRevisions.isEmpty {
+                // Revisions as strings: exact for every UInt64, compared as bigint in SQL.
+                entry["e"] = write.expectedRevisions.mapValues { $0.sorted().map { String($0) } }
+            }
+            return entry
+        }
+        let data = try JSONSerialization.data(withJSONObject: payload, options: [])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func encode(_ operation: WriteOperation) -> [String: Any] {
+        switch operation {
+        case let .setPreference(key, json, defaultJSON):
+            var entry: [String: Any] = ["t": "set", "k": key, "d": defaultJSON]
+            if let json { entry["v"] = json }
+            return entry
+        case let .addThing(thing): return ["t": "add", "x": thing]
+        case let .removeThing(thing): return ["t": "remove", "x": thing]
+        case let .replaceThings(things): return ["t": "replace", "l": things]
+        case let .setPosts(document): return ["t": "posts", "x": document]
+        }
+    }
+
+    /// The per-write results of a batch of `count` writes from the function's JSON answer.
+    static func decode(_ text: String, count: Int) throws -> [Result<[Change], StoreError>] {
+        let outcomes: [PostgresWriteOutcome]
+        do {
+            outcomes = try JSONDecoder().decode([PostgresWriteOutcome].self, from: Data(text.utf8))
+        } catch {
+            throw StoreError.database("unreadable commit result: \(error)")
+        }
+        guard outcomes.count == count else {
+            throw StoreError.database("commit result has \(outcomes.count) entries for \(count) writes")
+        }
+        return outcomes.map { outcome in
+            switch outcome {
+            case let .changes(rows):
+                do {
+                    let changes = try rows.map { try $0.change() }
+                    return .success(changes)
+                } catch let error as StoreError {
+                    return .failure(error)
+                } catch {
+                    return .failure(.database("\(error)"))
+                }
+            case let .failed(sqlState, message, detail):
+                return .failure(error(sqlState: sqlState, message: message, detail: detail))
+            }
+        }
+    }
+
+    /// The ``StoreError`` for a write's failure inside `tidings_commit_v1`.
+    static func error(sqlState: String, message: String, detail: String?) -> StoreError {
+        switch sqlState {
+        case "TD412":
+            guard let current = detail.flatMap(UInt64.init) else {
+                return .database("If-Match failure without a current revision for \(message)")
+            }
+            return .preconditionFailed(key: message, current: current)
+        case "TD409": return .duplicateThing(message)
+        case "TD404": return .thingNotFound(message)
+        default: return .database("PostgreSQL \(sqlState): \(message)")
+        }
+    }
+
+    private static func containsNUL(_ text: String) -> Bool { text.utf8.contains(0) }
+    private static let nulError = StoreError.database("text containing U+0000 cannot be stored in PostgreSQL")
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Logging
+internal import PostgresNIO
+
+/// One PostgreSQL connection, opened on first use and again after it broke.
+///
+/// Concurrent callers share one connection attempt. A connection that closed (server gone,
+/// timeout) is replaced on the next ``connection()``.
+actor PostgresConnectionSlot {
+    private let configuration: PostgresConnection.Configuration
+    private let connectTimeout: Duration
+    private let logger: Logger
+    private var current: PostgresConnection?
+    private var connecting: Task<PostgresConnection, any Error>?
+    private var closed = false
+
+    init(url: PostgresURL, connectTimeout: Duration, logger: Logger) {
+        configuration = url.configuration(connectTimeout: connectTimeout)
+        self.connectTimeout = connectTimeout
+        self.logger = logger
+    }
+
+    /// The open connection, connecting first when there is none (at most `connectTimeout`).
+    func connection() async throws -> PostgresConnection {
+        if closed { throw StoreError.closed }
+        if let current, !current.isClosed { return current }
+        current = nil
+        if let connecting { return try await connecting.value }
+        let task = Task { [configuration, connectTimeout, logger] in
+            try await PostgresDeadline.connect(configuration, timeout: connectTimeout, logger: logger)
+        }
+        connecting = task
+        defer { connecting = nil }
+        let connection = try await task.value
+        if closed {
+            try? await connection.close()
+            throw StoreError.closed
+        }
+        current = connection
+        return connection
+    }
+
+    /// Drops `connection` (it failed or timed out) so the next caller reconnects.
+    func discard(_ connection: PostgresConnection) {
+        if current === connection { current = nil }
+        connection.close().whenComplete { _ in }
+    }
+
+    /// Closes the connection for good.
+    func close() async {
+        closed = true
+        connecting?.cancel()
+        if let current { try? await current.close() }
+        current = nil
+    }
+
+    private static let counter = LockedCounter()
+    nonisolated static func nextID() -> Int { counter.next() }
+}
+
+/// A process-wide connection number for postgres-nio's log metadata.
+final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func next() -> Int { lock.withLock { value += 1; return value } }
+}
+
+/// Bounds how long a database call may take, so an unreachable server costs a prompt
+/// ``StoreError/unavailable(_:)`` instead of a hang.
+enum PostgresDeadline {
+    struct Exceeded: Error, CustomStringConvertible {
+        var timeout: Duration
+        var description: String { "no answer from PostgreSQL within \(timeout)" }
+    }
+
+    /// Runs `operation` in the caller's task; if it has not finished after `timeout`,
+    /// `onTimeout` runs (it must make the operation end, e.g. by closing its connection) and
+    /// the call throws ``Exceeded``. The caller's cancellation is left to the operation: a
+    /// cancelled reader does not cut a connection others share.
+    static func run<T: Sendable>(
+        _ timeout: Duration, onTimeout: @escaping @Sendable () -> Void,
+        _ operation: () async throws -> T
+    ) async throws -> T {
+        let fired = Flag()
+        let timer = DispatchWorkItem {
+            fired.set()
+            onTimeout()
+        }
+        let components = timeout.components
+        let nanoseconds = components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: timer)
+        defer { timer.cancel() }
+        do {
+            return try await operation()
+        } catch {
+            if fired.isSet { throw Exceeded(timeout: timeout) }
+            throw error
+        }
+    }
+
+    /// Connects within `timeout` (cancelling the attempt when it runs out).
+    static func connect(
+        _ configuration: PostgresConnection.Configuration, timeout: Duration, logger: Logger
+    ) async throws -> PostgresConnection {
+        let attempt = Task {
+            try await PostgresConnection.connect(
+                configuration: configuration, id: PostgresConnectionSlot.nextID(), logger: logger)
+        }
+        return try await run(timeout, onTimeout: { attempt.cancel() }) {
+            try await attempt.value
+        }
+    }
+
+    final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        var isSet: Bool { lock.withLock { value } }
+        func set() { lock.withLock { value = true } }
+    }
+}

@@ -1,0 +1,217 @@
+/// The PostgreSQL schema of ``PostgresStore`` and its migrations.
+///
+/// Version 1:
+/// - `meta`: one row — the global revision counter (its row lock serialises committers, so
+///   revisions are assigned in commit order), the things revision, and the running byte total
+///   of the change history (so pruning never sums the table).
+/// - `preference` (key, value JSON text or NULL = default, revision), `thing` (text, position),
+///   `posts` (one row: document, revision).
+/// - `change`: the history every instance tails — one row per revision, contiguous.
+/// - `tidings_commit_v1(batch, max_count, max_bytes)`: applies a batch of writes in one
+///   transaction, each in its own subtransaction, and returns what each did (see
+///   ``PostgresBatch``). Functions carry the schema version in their name, so instances of
+///   different builds never replace each other's.
+enum PostgresSchema {
+    /// The version this build creates and understands.
+    static let version = 1
+    /// Taken around migrations, so instances starting together migrate one at a time.
+    static let migrationLockKey: Int64 = 0x7469_6469_6E67_7331  // "tidings1"
+    /// The LISTEN/NOTIFY channel every commit notifies with its last revision.
+    static let channel = "tidings_changes"
+
+    static let versionTable = """
+        CREATE TABLE IF NOT EXISTS schema_version (
+            id smallint PRIMARY KEY CHECK (id = 1),
+            version integer NOT NULL
+        )
+        """
+
+    /// The statements that bring an empty database to version 1 (each one idempotent).
+    static let version1: [String] = [
+        """
+        CREATE TABLE IF NOT EXISTS meta (
+            id smallint PRIMARY KEY CHECK (id = 1),
+            revision bigint NOT NULL CHECK (revision >= 0),
+            things_revision bigint NOT NULL,
+            history_bytes bigint NOT NULL
+        )
+        """,
+        "INSERT INTO meta (id, revision, things_revision, history_bytes) VALUES (1, 0, 0, 0) ON CONFLICT (id) DO NOTHING",
+        "CREATE TABLE IF NOT EXISTS preference (key text PRIMARY KEY, value text, revision bigint NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS thing (text text PRIMARY KEY, position bigint NOT NULL)",
+        // Cluster-wide leases (one instance fetches the posts feed per refresh).
+        "CREATE TABLE IF NOT EXISTS lease (name text PRIMARY KEY, holder text NOT NULL, expires timestamptz NOT NULL)",
+        """
+        CREATE TABLE IF NOT EXISTS posts (
+            id smallint PRIMARY KEY CHECK (id = 1),
+            document text NOT NULL,
+            revision bigint NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS change (
+            revision bigint PRIMARY KEY,
+            kind text NOT NULL,
+            op text NOT NULL,
+            subject text,
+            value text,
+            bytes bigint NOT NULL
+        )
+        """,
+        thingsChangeFunction,
+        commitFunction,
+    ]
+
+    /// Records a change of the things list: the whole list after the change is stored in the
+    /// row, so every instance rebuilds the exact event from the row alone.
+    static let thingsChangeFunction = """
+        CREATE OR REPLACE FUNCTION tidings_things_change_v1(rev bigint, change_op text, thing_text text)
+        RETURNS change LANGUAGE sql AS $$
+            INSERT INTO change (revision, kind, op, subject, value, bytes)
+            SELECT rev, 'things', change_op, thing_text,
+                   COALESCE((SELECT json_agg(t.text ORDER BY t.position) FROM thing t)::text, '[]'),
+                   32 + COALESCE(octet_length(convert_to(thing_text, 'UTF8')), 0)
+                      + COALESCE((SELECT sum(octet_length(convert_to(t.text, 'UTF8')) + 3) FROM thing t), 0)
+            RETURNING *
+        $$
+        """
+
+    /// One batch of writes (group commit). Input: a JSON array of writes
+    /// `{"e": {key: [revisions]}, "o": [operations]}`; output: a JSON array with, per write,
+    /// `{"c": [[revision, kind, op, subject, value], ...]}` or `{"s": sqlstate, "m": message,
+    /// "d": detail}` (TD412 If-Match failed: m = key, d = current revision; TD409 thing already
+    /// there; TD404 thing not found). A failed write's subtransaction is rolled back alone.
+    static let commitFunction = """
+        CREATE OR REPLACE FUNCTION tidings_commit_v1(batch jsonb, max_count bigint, max_bytes bigint)
+        RETURNS jsonb LANGUAGE plpgsql AS $$
+        DECLARE
+            rev bigint; first_rev bigint; things_rev bigint; hist_bytes bigint;
+            saved_rev bigint; saved_things_rev bigint; saved_bytes bigint;
+            w jsonb; o jsonb; expected jsonb; changes jsonb; results jsonb := '[]';
+            k text; v text; d text; x text; old_v text; cur bigint; pos bigint; n bigint;
+            old_list jsonb; new_list jsonb; oldest bigint; cutoff bigint;
+            r record; crow change%ROWTYPE;
+            err_state text; err_msg text; err_detail text;
+        BEGIN
+            -- The counter row's lock, held until COMMIT, orders every committer of every instance.
+            SELECT m.revision, m.things_revision, m.history_bytes INTO rev, things_rev, hist_bytes
+                FROM meta m WHERE m.id = 1 FOR UPDATE;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'tidings: the meta row is missing';
+            END IF;
+            first_rev := rev;
+            FOR w IN SELECT a.value FROM jsonb_array_elements(batch) AS a LOOP
+                saved_rev := rev; saved_things_rev := things_rev; saved_bytes := hist_bytes;
+                changes := '[]';
+                BEGIN
+                    FOR k, expected IN SELECT e.key, e.value FROM jsonb_each(COALESCE(w->'e', '{}')) AS e LOOP
+                        cur := NULL;
+                        SELECT p.revision INTO cur FROM preference p WHERE p.key = k;
+                        cur := COALESCE(cur, 0);
+                        IF NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(expected) AS ex(t) WHERE ex.t::bigint = cur) THEN
+                            RAISE EXCEPTION USING ERRCODE = 'TD412', MESSAGE = k, DETAIL = cur::text;
+                        END IF;
+                    END LOOP;
+                    FOR o IN SELECT a.value FROM jsonb_array_elements(w->'o') AS a LOOP
+                        CASE o->>'t'
+                        WHEN 'set' THEN
+                            k := o->>'k'; v := o->>'v'; d := o->>'d';
+                            old_v := NULL;
+                            SELECT p.value INTO old_v FROM preference p WHERE p.key = k;
+                            IF COALESCE(old_v, d) IS DISTINCT FROM COALESCE(v, d) THEN
+                                rev := rev + 1;
+                                INSERT INTO preference AS p (key, value, revision) VALUES (k, v, rev)
+                                    ON CONFLICT (key) DO UPDATE SET value = excluded.value, revision = excluded.revision;
+                                n := 32 + octet_length(convert_to(k, 'UTF8')) + COALESCE(octet_length(convert_to(v, 'UTF8')), 0);
+                                INSERT INTO change (revision, kind, op, subject, value, bytes)
+                                    VALUES (rev, 'preference', CASE WHEN v IS NULL THEN 'reset' ELSE 'set' END, k, v, n);
+                                hist_bytes := hist_bytes + n;
+                                changes := changes || jsonb_build_array(jsonb_build_array(
+                                    rev, 'preference'::text, CASE WHEN v IS NULL THEN 'reset' ELSE 'set' END, k, v));
+                            END IF;
+                        WHEN 'add' THEN
+                            x := o->>'x';
+                            IF EXISTS (SELECT 1 FROM thing t WHERE t.text = x) THEN
+                                RAISE EXCEPTION USING ERRCODE = 'TD409', MESSAGE = x;
+                            END IF;
+                            SELECT COALESCE(max(t.position), 0) + 1 INTO pos FROM thing t;
+                            INSERT INTO thing (text, position) VALUES (x, pos);
+                            rev := rev + 1; things_rev := rev;
+                            SELECT * INTO crow FROM tidings_things_change_v1(rev, 'add', x);
+                            hist_bytes := hist_bytes + crow.bytes;
+                            changes := changes || jsonb_build_array(jsonb_build_array(
+                                crow.revision, crow.kind, crow.op, crow.subject, crow.value));
+                        WHEN 'remove' THEN
+                            x := o->>'x';
+                            DELETE FROM thing t WHERE t.text = x;
+                            IF NOT FOUND THEN
+                                RAISE EXCEPTION USING ERRCODE = 'TD404', MESSAGE = x;
+                            END IF;
+                            rev := rev + 1; things_rev := rev;
+                            SELECT * INTO crow FROM tidings_things_change_v1(rev, 'remove', x);
+                            hist_bytes := hist_bytes + crow.bytes;
+                            changes := changes || jsonb_build_array(jsonb_build_array(
+                                crow.revision, crow.kind, crow.op, crow.subject, crow.value));
+                        WHEN 'replace' THEN
+                            new_list := o->'l';
+                            SELECT COALESCE(jsonb_agg(t.text ORDER BY t.position), '[]') INTO old_list FROM thing t;
+                            IF old_list IS DISTINCT FROM new_list THEN
+                                DELETE FROM thing;
+                                INSERT INTO thing (text, position)
+                                    SELECT e.t, e.i FROM jsonb_array_elements_text(new_list) WITH ORDINALITY AS e(t, i);
+                                rev := rev + 1; things_rev := rev;
+                                SELECT * INTO crow FROM tidings_things_change_v1(rev, 'replace', NULL);
+                                hist_bytes := hist_bytes + crow.bytes;
+                                changes := changes || jsonb_build_array(jsonb_build_array(
+                                    crow.revision, crow.kind, crow.op, crow.subject, crow.value));
+                            END IF;
+                        WHEN 'posts' THEN
+                            x := o->>'x';
+                            old_v := NULL;
+                            SELECT p.document INTO old_v FROM posts p WHERE p.id = 1;
+                            IF old_v IS DISTINCT FROM x THEN
+                                rev := rev + 1;
+                                INSERT INTO posts AS p (id, document, revision) VALUES (1, x, rev)
+                                    ON CONFLICT (id) DO UPDATE SET document = excluded.document, revision = excluded.revision;
+                                n := 32 + octet_length(convert_to(x, 'UTF8'));
+                                INSERT INTO change (revision, kind, op, subject, value, bytes)
+                                    VALUES (rev, 'posts', 'set', NULL, x, n);
+                                hist_bytes := hist_bytes + n;
+                                changes := changes || jsonb_build_array(jsonb_build_array(
+                                    rev, 'posts'::text, 'set'::text, NULL::text, x));
+                            END IF;
+                        ELSE
+                            RAISE EXCEPTION USING ERRCODE = 'TD400', MESSAGE = 'unknown operation ' || COALESCE(o->>'t', 'null');
+                        END CASE;
+                    END LOOP;
+                    results := results || jsonb_build_array(jsonb_build_object('c', changes));
+                EXCEPTION WHEN OTHERS THEN
+                    GET STACKED DIAGNOSTICS err_state = RETURNED_SQLSTATE, err_msg = MESSAGE_TEXT,
+                        err_detail = PG_EXCEPTION_DETAIL;
+                    rev := saved_rev; things_rev := saved_things_rev; hist_bytes := saved_bytes;
+                    results := results || jsonb_build_array(jsonb_build_object('s', err_state, 'm', err_msg, 'd', err_detail));
+                END;
+            END LOOP;
+            IF rev > first_rev THEN
+                -- Prune oldest first to at most max_count rows and max_bytes bytes.
+                SELECT min(c.revision) INTO oldest FROM change c;
+                IF oldest IS NOT NULL AND (rev - oldest + 1 > max_count OR hist_bytes > max_bytes) THEN
+                    cutoff := NULL;
+                    FOR r IN SELECT c.revision, c.bytes FROM change c ORDER BY c.revision LOOP
+                        EXIT WHEN rev - r.revision + 1 <= max_count AND hist_bytes <= max_bytes;
+                        hist_bytes := hist_bytes - r.bytes;
+                        cutoff := r.revision;
+                    END LOOP;
+                    IF cutoff IS NOT NULL THEN
+                        DELETE FROM change c WHERE c.revision <= cutoff;
+                    END IF;
+                END IF;
+                UPDATE meta SET revision = rev, things_revision = things_rev,
+                    history_bytes = GREATEST(hist_bytes, 0) WHERE id = 1;
+                PERFORM pg_notify('\(channel)', rev::text);
+            END IF;
+            RETURN results;
+        END
+        $$
+        """
+}

@@ -1,0 +1,76 @@
+internal import PostgresNIO
+
+/// Decodes the one-statement reads of ``PostgresStore`` (tagged `UNION ALL` rows, so every
+/// part comes from one snapshot). Unexpected rows throw ``StoreError/database(_:)``.
+enum PostgresSnapshotRows {
+    /// Rows `(tag, number, number, text, text)`: 0 meta, 1 preference, 2 thing, 3 posts.
+    static func snapshot(from rows: [PostgresRow]) throws -> StoreSnapshot {
+        var revision: Int64?
+        var thingsRevision: Int64 = 0
+        var preferences: [String: StoredPreference] = [:]
+        var things: [(position: Int64, text: String)] = []
+        var posts: StoredPosts?
+        for row in rows {
+            let (tag, number, second, text, value) = try row.decode((Int64, Int64, Int64, String?, String?).self)
+            switch (tag, text) {
+            case (0, _):
+                revision = number
+                thingsRevision = second
+            case let (1, key?):
+                preferences[key] = StoredPreference(json: value, revision: try unsigned(number))
+            case let (2, thing?):
+                things.append((number, thing))
+            case let (3, document?):
+                posts = StoredPosts(document: document, revision: try unsigned(number))
+            default:
+                throw StoreError.database("unexpected snapshot row (tag \(tag))")
+            }
+        }
+        guard let revision else { throw StoreError.database("the meta row is missing") }
+        return StoreSnapshot(
+            revision: try unsigned(revision), preferences: preferences,
+            things: things.sorted { $0.position < $1.position }.map(\.text),
+            thingsRevision: try unsigned(thingsRevision), posts: posts)
+    }
+
+    /// Rows `(tag, revision, oldest, kind, op, subject, value)`: tag 0 is the counter and the
+    /// oldest retained change, tag 1 the changes after `after`, in order.
+    static func changes(from rows: [PostgresRow], after: UInt64) throws -> [Change] {
+        var current: Int64?
+        var oldest: Int64?
+        var changes: [Change] = []
+        for row in rows {
+            let (tag, revision, oldestRevision, kind, op, subject, value) =
+                try row.decode((Int64, Int64, Int64?, String?, String?, String?, String?).self)
+            if tag == 0 {
+                current = revision
+                oldest = oldestRevision
+                continue
+            }
+            guard let kind, let op else { throw StoreError.database("change row \(revision) without kind") }
+            changes.append(try PostgresChangeRow(revision: revision, kind: kind, op: op, subject: subject, value: value).change())
+        }
+        guard let current else { throw StoreError.database("the meta row is missing") }
+        let currentRevision = try unsigned(current)
+        guard currentRevision > after else { return [] }
+        // The change table is a contiguous run of revisions ending at the counter; the reader
+        // needs it to start no later than after + 1.
+        if oldest.map({ $0 > Int64(after) + 1 }) ?? true {
+            let available = try oldest.map(unsigned) ?? currentRevision + 1
+            throw StoreError.changesPruned(oldestAvailable: available)
+        }
+        var expected = after + 1
+        for change in changes {
+            guard change.revision == expected else {
+                throw StoreError.database("change history has a gap: expected revision \(expected), found \(change.revision)")
+            }
+            expected += 1
+        }
+        return changes
+    }
+
+    static func unsigned(_ value: Int64) throws -> UInt64 {
+        guard value >= 0 else { throw StoreError.database("negative revision \(value)") }
+        return UInt64(value)
+    }
+}

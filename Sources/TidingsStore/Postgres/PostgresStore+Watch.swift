@@ -1,0 +1,110 @@
+import Foundation
+import Logging
+internal import PostgresNIO
+
+/// The watcher: one connection LISTENing on ``PostgresSchema/channel`` (every commit
+/// notifies), a probe-and-ring every ``PostgresStoreOptions/pollInterval`` as a safety net,
+/// and reconnection with exponential back-off. It also decides when an outage is over.
+extension PostgresStore {
+    private struct ListenEnded: Error, CustomStringConvertible {
+        var description: String { "the LISTEN connection ended" }
+    }
+
+    func startWatching() {
+        let task = Task { [weak self] in
+            guard let self else { return }
+            await self.watchLoop()
+        }
+        state.withLock { watcher = task }
+    }
+
+    func stopWatching() async {
+        let (task, connection) = state.withLock { (watcher, listenConnection) }
+        task?.cancel()
+        if let connection { try? await connection.close() }
+        await task?.value
+    }
+
+    private func watchLoop() async {
+        var delay = options.reconnectDelay.lowerBound
+        while !Task.isCancelled && !isClosed {
+            let attempt = ContinuousClock.now
+            do {
+                let connection = try await PostgresDeadline.connect(
+                    url.configuration(connectTimeout: options.connectTimeout),
+                    timeout: options.connectTimeout, logger: logger)
+                let keep: Bool = state.withLock {
+                    guard !closed else { return false }
+                    listenConnection = connection
+                    return true
+                }
+                guard keep else {
+                    try? await connection.close()
+                    return
+                }
+                defer {
+                    state.withLock { listenConnection = nil }
+                    connection.close().whenComplete { _ in }
+                }
+                try await listen(on: connection)
+            } catch {
+                if Task.isCancelled || isClosed { return }
+                // A connection that held for a while starts the back-off over; one that keeps
+                // failing at once backs off further.
+                if ContinuousClock.now - attempt > .seconds(5) { delay = options.reconnectDelay.lowerBound }
+                setAvailable(false, reason: Self.storeError(error).reason)
+                logger.debug("PostgreSQL watcher reconnecting", metadata: ["in": "\(delay)", "error": "\(error)"])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, options.reconnectDelay.upperBound)
+            }
+        }
+    }
+
+    /// LISTENs on `connection` until it fails.
+    private func listen(on connection: PostgresConnection) async throws {
+        try await connection.listen(on: PostgresSchema.channel) { notifications in
+            // Back (or started): the database is reachable, and whatever was committed while
+            // we were not listening is read by the caller now.
+            setAvailable(true)
+            ring()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { [weak self] in
+                    for try await _ in notifications { self?.ring() }
+                    throw ListenEnded()
+                }
+                group.addTask { [weak self] in
+                    while let self, !Task.isCancelled {
+                        try await Task.sleep(for: self.options.pollInterval)
+                        try await PostgresDeadline.run(self.options.queryTimeout, onTimeout: {
+                            connection.close().whenComplete { _ in }
+                        }) {
+                            try await connection.query("SELECT 1", logger: self.logger)
+                            return ()
+                        }
+                        self.setAvailable(true)
+                        self.ring()
+                    }
+                }
+                do {
+                    try await group.next()
+                } catch {
+                    // Ending the notification sequence needs the connection closed.
+                    connection.close().whenComplete { _ in }
+                    group.cancelAll()
+                    throw error
+                }
+                connection.close().whenComplete { _ in }
+                group.cancelAll()
+                throw ListenEnded()
+            }
+        }
+    }
+}
+
+extension StoreError {
+    /// The message of an ``unavailable(_:)`` (or any error's description otherwise).
+    var reason: String {
+        if case let .unavailable(reason) = self { return reason }
+        return "\(self)"
+    }
+}

@@ -1,0 +1,18 @@
+/// Timing and batching of a ``PostgresStore``; the defaults suit production.
+public struct PostgresStoreOptions: Sendable, Hashable {
+    /// How long one connection attempt may take before the database counts as unreachable.
+    public var connectTimeout: Duration = .seconds(2)
+    /// How long one statement (a commit batch, a read) may take before its connection is
+    /// dropped and the call throws ``StoreError/unavailable(_:)``.
+    public var queryTimeout: Duration = .seconds(10)
+    /// The safety-net doorbell (and connection probe) interval of ``PostgresStore/watch(_:)``.
+    public var pollInterval: Duration = .seconds(1)
+    /// The first and the longest wait between reconnection attempts (doubling in between).
+    public var reconnectDelay: ClosedRange<Duration> = .milliseconds(100) ... .seconds(5)
+    /// How long ``PostgresStore/open()`` keeps trying to reach the database at start.
+    public var startupTimeout: Duration = .seconds(30)
+    /// Writes per group-commit transaction at most.
+    public var maxBatch: Int = 128
+
+    public init() {}
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// A child process started with `posix_spawn` and reaped with `waitpid`: stdin from
+/// /dev/null, stdout and stderr appended to one file.
+public final class SpawnedProcess: @unchecked Sendable {
+    public let pid: pid_t
+    private let lock = NSLock()
+    private var exitStatus: Int32?
+
+    public init(_ executable: String, _ arguments: [String], output: String, directory: String? = nil) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let directory { _ = directory }  // (cwd is inherited; every path we pass is absolute)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard result == 0 else {
+            throw FixtureProcess.Failure(command: executable, status: nil, output: "posix_spawn failed: \(String(cString: strerror(result)))")
+        }
+        self.pid = pid
+    }
+
+    /// The exit status (128 + signal when killed) once the child ended, reaping it; nil while it runs.
+    public func poll() -> Int32? {
+        lock.withLock {
+            if let exitStatus { return exitStatus }
+            var status: Int32 = 0
+            let result = waitpid(pid, &status, WNOHANG)
+            guard result == pid else { return nil }
+            let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            exitStatus = code
+            return code
+        }
+    }
+
+    public var isRunning: Bool { poll() == nil }
+
+    /// Waits up to `timeout` seconds for the child to end; its exit status, or nil if it still runs.
+    public func wait(timeout: TimeInterval) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let status = poll() { return status }
+            if Date() > deadline { return nil }
+            usleep(5_000)
+        }
+    }
+
+    /// Sends `signal` to the child (if it still runs).
+    public func signal(_ signal: Int32) {
+        if isRunning { Foundation.kill(pid, signal) }
+    }
+
+    /// SIGKILL, then reap.
+    public func kill() {
+        signal(SIGKILL)
+        _ = wait(timeout: 5)
+    }
+}
