@@ -16,6 +16,11 @@ extension Request {
         guard !body.isEmpty else {
             throw ProblemDetails(status: 400, title: "Bad Request", detail: "The request body is empty; a JSON document was expected.")
         }
+        // JSON text is UTF-8 (RFC 8259 §8.1). Foundation's parser would also guess UTF-16 or
+        // UTF-32 from NUL bytes or a byte-order mark; a NUL byte is never valid JSON text anyway.
+        guard !body.contains(0), String(validating: body, as: UTF8.self) != nil else {
+            throw ProblemDetails(status: 400, title: "Bad Request", detail: "The request body is not UTF-8 JSON.")
+        }
         let data = Data(body)
         guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil,
               !Self.hasTrailingComma(body) else {

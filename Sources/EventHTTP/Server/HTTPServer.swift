@@ -208,6 +208,10 @@ public final class HTTPServer {
         connection.current = exchange
         inFlight += 1
         let responder = Responder(exchange: exchange)
+        guard request.hasWellFormedQuery else {
+            responder.send(.problem(status: 400, detail: "The query string has a broken percent-escape or is not UTF-8."))
+            return
+        }
         // The router answers 413 after the route and the request filters (e.g. 401) had their say.
         let limit = configuration.maxBodySize
         router.handle(request, responder, bodyLimitExceeded: request.body.count > limit ? limit : nil)

@@ -11,8 +11,11 @@ public struct PreferenceDeclaration: Sendable, Hashable {
     /// Inclusive bounds for integer and number preferences.
     public let minimum: Double?
     public let maximum: Double?
-    /// Longest allowed string, counted in Unicode scalars (as JSON Schema counts).
+    /// Longest allowed string, counted in Unicode scalars (as JSON Schema counts); nil means
+    /// `defaultMaxLength`.
     public let maxLength: Int?
+    /// The longest string a preference without its own `maxLength` holds (API.md "Sizes").
+    public static let defaultMaxLength = 65_536
     /// When set, the only values accepted (JSON Schema's `enum`).
     public let allowedValues: [PreferenceValue]?
 
@@ -38,8 +41,10 @@ public struct PreferenceDeclaration: Sendable, Hashable {
         if case let .number(d) = typed, !d.isFinite { return .failure(.wrongType(expected: type)) }
         if let minimum, let n = typed.numericValue, n < minimum { return .failure(.belowMinimum(minimum)) }
         if let maximum, let n = typed.numericValue, n > maximum { return .failure(.aboveMaximum(maximum)) }
-        if let maxLength, case let .string(s) = typed, s.unicodeScalars.count > maxLength {
-            return .failure(.tooLong(maxLength: maxLength))
+        if case let .string(s) = typed {
+            let limit = maxLength ?? Self.defaultMaxLength
+            // UTF-8 bytes bound scalars from above: skip the count for short strings.
+            if s.utf8.count > limit, s.unicodeScalars.count > limit { return .failure(.tooLong(maxLength: limit)) }
         }
         if let allowedValues, !allowedValues.contains(typed) {
             return .failure(.notAllowed(allowedValues))
