@@ -279,12 +279,16 @@ final class ConnectionGuard {
         headsPassed += 1
     }
 
-    /// "100 Continue" for a client waiting before it sends its body. Written straight to the
-    /// socket's buffer: evhttp reads (so this filter runs) only between responses.
+    /// "100 Continue" for a client waiting before it sends its body. Sent straight to the
+    /// socket: evhttp reads (so this runs) only between responses, with nothing queued, and
+    /// its bufferevent does not write while evhttp reads. 25 bytes fit an empty send buffer;
+    /// if they did not, the client sends its body after its own wait anyway.
     private func sendContinue() {
         guard let filter else { return }
+        let fd = Int32(bufferevent_getfd(filter))
+        guard fd >= 0 else { return }
         let line = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
-        line.withUnsafeBytes { _ = bufferevent_write(filter, $0.baseAddress, $0.count) }
+        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
     }
 
     // MARK: Refusals

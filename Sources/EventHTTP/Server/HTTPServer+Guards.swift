@@ -1,4 +1,5 @@
 import CLibevent
+import Dispatch
 
 /// The server's side of `ConnectionGuard`: installing it, counting connections from accept,
 /// and answering the stand-in requests that carry a refusal.
@@ -49,6 +50,13 @@ extension HTTPServer {
         var headers = HTTPHeaders()
         headers.set("Connection", "close")
         if refusal.status == 503 { headers.set("Retry-After", "2") }
-        write(Response.problem(status: refusal.status, detail: refusal.detail, headers: headers), to: raw, method: .GET)
+        var response = Response.problem(status: refusal.status, detail: refusal.detail, headers: headers)
+        // The response filters add what every answer carries (e.g. the revision header); the
+        // request they see is the stand-in, as nothing of the refused one is trusted.
+        let standIn = Request(method: .GET, target: "/", headers: HTTPHeaders(), body: [],
+                              receivedAt: DispatchTime.now().uptimeNanoseconds)
+        applyResponseFilters(standIn, &response)
+        response.headers.set("Connection", "close")
+        write(response, to: raw, method: .GET)
     }
 }
