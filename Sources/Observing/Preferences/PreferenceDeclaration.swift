@@ -43,8 +43,13 @@ public struct PreferenceDeclaration: Sendable, Hashable {
         if let maximum, let n = typed.numericValue, n > maximum { return .failure(.aboveMaximum(maximum)) }
         if case let .string(s) = typed {
             let limit = maxLength ?? Self.defaultMaxLength
-            // UTF-8 bytes bound scalars from above: skip the count for short strings.
-            if s.utf8.count > limit, s.unicodeScalars.count > limit { return .failure(.tooLong(maxLength: limit)) }
+            // UTF-8 bytes bound scalars from above: skip the count for short strings, and count
+            // no further than the limit for long ones.
+            let scalars = s.unicodeScalars
+            if s.utf8.count > limit, let end = scalars.index(scalars.startIndex, offsetBy: limit, limitedBy: scalars.endIndex),
+               end != scalars.endIndex {
+                return .failure(.tooLong(maxLength: limit))
+            }
         }
         if let allowedValues, !allowedValues.contains(typed) {
             return .failure(.notAllowed(allowedValues))
