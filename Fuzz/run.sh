@@ -3,7 +3,7 @@
 # (default 60). The code under test is compiled with SwiftPM's fuzzer sanitizer (coverage
 # instrumentation) into .build/fuzz; each harness in Fuzz/ is linked against those objects.
 # A crash leaves its input in .build/fuzz/artifacts/ and fails the run; turn it into a test
-# (see Tests/EventHTTPTests/FuzzFindingsTests.swift).
+# next to the unit tests of the code that crashed (e.g. Tests/EventHTTPTests/RequestFramingTests.swift).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
