@@ -64,6 +64,8 @@ public enum ThingRules {
         case .upper: cased = trimmed.uppercased()
         case .none: cased = trimmed
         }
+        // ASCII is its own NFC form; skipping Foundation's normaliser keeps a 10,000-thing list cheap.
+        if cased.utf8.allSatisfy({ $0 < 0x80 }) { return cased }
         return cased.precomposedStringWithCanonicalMapping
     }
 
