@@ -47,6 +47,12 @@ struct PreferenceRoutes {
             responder.send(mapResponse())
         }
         router.patch("/preferences") { request, responder in
+            // Refused before any per-key work: a body can name far more keys than exist.
+            try request.checkJSONContentType()
+            let declared = state.preferences.declarations.count
+            if let count = JSONShape.topLevelMemberCount(request.body, stopAbove: declared), count > declared {
+                throw Problems.invalid("A PATCH names at most \(declared) keys (one per declared preference); this one names more.")
+            }
             let patch = try request.decode(PreferencePatch.self)
             writes.submit(.preferences(patch)) { result in
                 switch result {
