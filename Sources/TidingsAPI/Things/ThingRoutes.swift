@@ -50,15 +50,24 @@ struct ThingRoutes {
             }
         }
         router.put("/things") { request, responder in
-            let body = try request.decode(ThingsBody.self)
-            writes.submit(.replaceThings(body.things)) { result in
-                switch result {
-                case let .failure(.thing(.duplicate(thing))):
-                    responder.send(.problem(Problems.invalid(
-                        "\"\(thing)\" appears more than once after normalisation; nothing was changed.",
-                        errors: [.init(key: thing, detail: "duplicate")])))
-                case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
-                case .success: responder.send(listResponse())
+            // Decoding and normalising up to 10,000 things is work for the pool, not the loop.
+            let textCase = state.textCase
+            request.process(responder, { () throws(ProblemDetails) -> [String] in
+                let body = try request.decode(ThingsBody.self)
+                do throws(ThingError) {
+                    return try ThingRules.validateList(body.things, textCase: textCase)
+                } catch let .duplicate(thing) {
+                    throw Problems.invalid("\"\(thing)\" appears more than once after normalisation; nothing was changed.",
+                                           errors: [.init(key: thing, detail: "duplicate")])
+                } catch {
+                    throw Problems.forWrite(.thing(error))
+                }
+            }) { list in
+                writes.submit(.replaceThings(list, normalized: true)) { result in
+                    switch result {
+                    case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
+                    case .success: responder.send(listResponse())
+                    }
                 }
             }
         }
