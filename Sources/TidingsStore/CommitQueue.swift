@@ -1,9 +1,9 @@
 import Foundation
 
-/// One caller's `commit`: its write and the continuation that answers it.
+/// One caller's `commit`: its write and how to answer it (called once, on the writer's queue).
 struct PendingCommit: Sendable {
     let write: StoreWrite
-    let continuation: CheckedContinuation<[Change], any Error>
+    let answer: @Sendable (Result<[Change], any Error>) -> Void
 }
 
 /// The hand-off between callers (any thread) and the store's writer queue.

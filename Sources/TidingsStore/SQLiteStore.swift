@@ -93,7 +93,7 @@ public final class SQLiteStore: ChangeStore {
     public func commit(_ write: StoreWrite) async throws -> [Change] {
         if write.operations.isEmpty { return [] }
         return try await withCheckedThrowingContinuation { continuation in
-            writer.submit(PendingCommit(write: write, continuation: continuation))
+            writer.submit(PendingCommit(write: write) { continuation.resume(with: $0) })
         }
     }
 

@@ -39,7 +39,7 @@ final class StoreWriter: @unchecked Sendable {
 
     func submit(_ commit: PendingCommit) {
         switch commits.admit(commit) {
-        case .rejected: commit.continuation.resume(throwing: StoreError.closed)
+        case .rejected: commit.answer(.failure(StoreError.closed))
         case .queued: break
         case .startDrain: queue.async { self.drain() }
         }
@@ -59,13 +59,13 @@ final class StoreWriter: @unchecked Sendable {
         do {
             let outcomes = try transaction(batch)
             for (commit, outcome) in zip(batch, outcomes) {
-                commit.continuation.resume(with: outcome)
+                commit.answer(outcome)
             }
         } catch {
             if batch.count > 1 {
                 for commit in batch { run([commit]) }
             } else {
-                batch[0].continuation.resume(throwing: Self.storeError(error))
+                batch[0].answer(.failure(Self.storeError(error)))
             }
         }
     }

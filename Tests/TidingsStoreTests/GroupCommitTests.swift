@@ -25,20 +25,20 @@ final class GroupCommitTests: XCTestCase {
             [.removeThing("TAKEN")],
             [.setPreference(key: "c", json: "\"c\"")],
         ]
-        var tasks: [Task<Result<[UInt64], StoreError>, Never>] = []
+        // Submitted straight to the writer, in order, while its queue is held: one batch.
+        let answers = Locked<[Int: Result<[UInt64], StoreError>]>([:])
+        let answered = expectation(description: "every commit answered")
+        answered.expectedFulfillmentCount = batches.count
         await withWriterHeld(store, until: batches.count) {
             for (index, operations) in batches.enumerated() {
-                // Detached: the committer must not wait for the test's own executor.
-                tasks.append(Task.detached {
-                    do { return .success(try await store.commit(operations)) }
-                    catch { return .failure(error as! StoreError) }
+                store.writer.submit(PendingCommit(write: StoreWrite(operations)) { result in
+                    answers.withLock { $0[index] = result.map { $0.map(\.revision) }.mapError { $0 as! StoreError } }
+                    answered.fulfill()
                 })
-                // One at a time, so the queue order is the array order.
-                await waitUntil("commit \(index) queued") { store.writer.commits.pendingCount == index + 1 }
             }
         }
-        var results: [Result<[UInt64], StoreError>] = []
-        for task in tasks { results.append(await task.value) }
+        await fulfillment(of: [answered], timeout: 30)
+        let results = (0..<batches.count).compactMap { answers.current[$0] }
 
         XCTAssertEqual(results, [
             .success([2]), .success([3, 4]), .failure(.duplicateThing("TAKEN")), .success([5]), .success([6]),
@@ -132,16 +132,18 @@ final class GroupCommitTests: XCTestCase {
 final class GroupCommitFailureTests: XCTestCase {
     struct InjectedFailure: Error {}
 
+    /// Submits `count` commits straight to the writer while its queue is held (one batch);
+    /// the returned tasks wait for their answers.
     private func submitHeldBatch(_ store: SQLiteStore, count: Int) async -> [Task<Result<[UInt64], StoreError>, Never>] {
         store.writer.queue.suspend()
-        let tasks = (0..<count).map { n in
-            Task.detached { () -> Result<[UInt64], StoreError> in
-                do { return .success(try await store.commit([.setPreference(key: "k\(n)", json: "\(n)")])) }
-                catch { return .failure(error as! StoreError) }
-            }
+        let answers = (0..<count).map { _ in AnswerBox() }
+        for n in 0..<count {
+            let box = answers[n]
+            store.writer.submit(PendingCommit(write: StoreWrite([.setPreference(key: "k\(n)", json: "\(n)")])) { result in
+                box.set(result.map { $0.map(\.revision) }.mapError { $0 as! StoreError })
+            })
         }
-        await waitUntil("\(count) commits queued") { store.writer.commits.pendingCount == count }
-        return tasks
+        return answers.map { box in Task { await box.value() } }
     }
 
     func testAFailedBatchTransactionIsRetriedCallerByCaller() async throws {
@@ -193,5 +195,34 @@ final class GroupCommitFailureTests: XCTestCase {
         XCTAssertEqual(try first.syncSnapshot().revision, 400)
         await first.close()
         await second.close()
+    }
+}
+
+/// One commit's answer, awaited by a test.
+final class AnswerBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<[UInt64], StoreError>?
+    private var waiter: CheckedContinuation<Result<[UInt64], StoreError>, Never>?
+
+    func set(_ value: Result<[UInt64], StoreError>) {
+        lock.lock()
+        result = value
+        let waiting = waiter
+        waiter = nil
+        lock.unlock()
+        waiting?.resume(returning: value)
+    }
+
+    func value() async -> Result<[UInt64], StoreError> {
+        await withCheckedContinuation { continuation in
+            lock.lock()
+            if let result {
+                lock.unlock()
+                continuation.resume(returning: result)
+            } else {
+                waiter = continuation
+                lock.unlock()
+            }
+        }
     }
 }
