@@ -6,9 +6,6 @@ import Observing
 struct PreferenceContract {
     let declaration: PreferenceDeclaration
 
-    /// Longest string a string preference without its own `maxLength` holds (API.md "Sizes").
-    static let defaultMaxLength = PreferenceDeclaration.defaultMaxLength
-
     var key: String { declaration.key }
 
     func operationId(_ base: String) -> String { base + "." + key }
@@ -36,8 +33,10 @@ struct PreferenceContract {
         return .number(value)
     }
 
-    /// The constraints after `type`: what the server enforces, including its own limits (an
-    /// integer is signed 64-bit, a string without `maxLength` at most 65,536 characters).
+    /// The constraints after `type`: what the server enforces, including its own limit on integers
+    /// (signed 64-bit). A string without its own `maxLength` is bounded only by the body size: the
+    /// 65,536-character bound of API.md "Sizes" is not enforced by the declarations today, and the
+    /// contract states what the server does.
     private var constraints: [(String, YAMLNode)] {
         var members: [(String, YAMLNode)] = []
         switch declaration.type {
@@ -48,7 +47,7 @@ struct PreferenceContract {
             if let minimum = declaration.minimum { members.append(("minimum", bound(minimum))) }
             if let maximum = declaration.maximum { members.append(("maximum", bound(maximum))) }
         case .string:
-            members.append(("maxLength", .integer(declaration.maxLength ?? Self.defaultMaxLength)))
+            if let maxLength = declaration.maxLength { members.append(("maxLength", .integer(maxLength))) }
         case .boolean:
             break
         }
