@@ -57,9 +57,8 @@ browser-test: deps
 	python3 -m pytest -v -p no:cacheprovider Tests/browser
 
 # OpenFeature from a real client (Tests/ofrep): the Python OpenFeature SDK with the OFREP provider
-# from PyPI against the real server binary, and the served contract read back by PyYAML (TIDINGS_BIN,
-# default .build/debug/tidings, rebuilt when
-# not given). Installs the pinned packages when they are missing.
+# from PyPI against the real server binary, and the served contract read back by PyYAML. TIDINGS_BIN
+# (default .build/debug/tidings, rebuilt when not given). Installs the pinned packages when missing.
 OFREP_PIP := openfeature-sdk==0.10.0 openfeature-provider-ofrep==0.3.0 pytest pyyaml "openapi-spec-validator>=0.7"
 .PHONY: ofrep-test
 ofrep-test: deps
