@@ -69,12 +69,12 @@ browser-test: deps
 	python3 -m pytest -v -p no:cacheprovider Tests/browser
 
 # OpenFeature from a real client (Tests/ofrep): the Python OpenFeature SDK with the OFREP provider
-# from PyPI against the real server binary (TIDINGS_BIN, default .build/debug/tidings, rebuilt when
-# not given). Installs the pinned packages when they are missing.
-OFREP_PIP := openfeature-sdk==0.10.0 openfeature-provider-ofrep==0.3.0 pytest
+# from PyPI against the real server binary, and the served contract read back by PyYAML. TIDINGS_BIN
+# (default .build/debug/tidings, rebuilt when not given). Installs the pinned packages when missing.
+OFREP_PIP := openfeature-sdk==0.10.0 openfeature-provider-ofrep==0.3.0 pytest pyyaml "openapi-spec-validator>=0.7"
 .PHONY: ofrep-test
 ofrep-test: deps
-	@if ! python3 -c 'import sys, pytest; from importlib.metadata import version as v; sys.exit(v("openfeature-sdk") != "0.10.0" or v("openfeature-provider-ofrep") != "0.3.0")' 2>/dev/null; then \
+	@if ! python3 -c 'import sys, pytest, yaml, openapi_spec_validator; from importlib.metadata import version as v; sys.exit(v("openfeature-sdk") != "0.10.0" or v("openfeature-provider-ofrep") != "0.3.0")' 2>/dev/null; then \
 	  echo "installing: $(OFREP_PIP)"; \
 	  python3 -m pip install -q $(OFREP_PIP) \
 	    || python3 -m pip install -q --break-system-packages $(OFREP_PIP) || exit 1; \

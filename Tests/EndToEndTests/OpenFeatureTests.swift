@@ -176,6 +176,9 @@ final class OpenFeatureTests: XCTestCase {
         let ahead = try server.openEventStream("/ofrep/v1/events", headers: ["Last-Event-ID": "99"])
         assertNotification(try ahead.nextEvent(), id: "2", etag: "\"1\"")
         ahead.assertNoEvent(within: 0.2)
+        // Digits beyond any 64-bit revision cannot be ours either.
+        let beyond = try server.openEventStream("/ofrep/v1/events?lastEventId=99999999999999999999")
+        assertNotification(try beyond.nextEvent(), id: "2", etag: "\"1\"")
         assertProblem(try server.get("/ofrep/v1/events?lastEventId=x"), 400)
     }
 

@@ -64,6 +64,8 @@ public enum OpenAPIDocument {
             schemas.append((preference.valueName, preference.valueSchema))
             schemas.append((preference.recordName, preference.recordSchema))
             schemas.append((preference.writeName, preference.writeSchema))
+            schemas.append((preference.eventName, preference.eventSchema))
+            schemas.append((preference.streamEventName, preference.streamEventSchema))
         }
         schemas += [
             ("ThingText", C.schemaThingText()),
@@ -85,6 +87,12 @@ public enum OpenAPIDocument {
         schemas += C.ofrepSchemas()
 
         let securitySchemes = C.securitySchemes().setting("ofrepApiKey", C.ofrepApiKeyScheme())
+        var responses = C.responses()
+        if let generic = responses["EventStream"] {
+            for preference in all.preferences {
+                responses = responses.setting(preference.streamResponseName, preference.streamResponse(generic))
+            }
+        }
         return .map([
             ("openapi", .string("3.1.0")),
             ("info", C.info()),
@@ -96,7 +104,7 @@ public enum OpenAPIDocument {
                 ("securitySchemes", securitySchemes),
                 ("headers", C.headers()),
                 ("parameters", C.parameters().setting("StreamKeys", all.streamKeysParameter)),
-                ("responses", C.responses()),
+                ("responses", responses),
                 ("schemas", .map(schemas)),
             ])),
         ])

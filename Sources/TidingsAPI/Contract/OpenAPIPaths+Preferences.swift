@@ -256,7 +256,7 @@ extension OpenAPIContract {
                     .ref("#/components/parameters/LastEventIdHeader"),
                 ])),
                 ("responses", .map([
-                    ("200", .ref("#/components/responses/EventStream")),
+                    ("200", .ref(p.streamResponseRef)),
                     ("400", .ref("#/components/responses/BadRequest")),
                     ("401", .ref("#/components/responses/Unauthorized")),
                     ("404", .ref("#/components/responses/NotFound")),

@@ -6,9 +6,6 @@ import Observing
 struct PreferenceContract {
     let declaration: PreferenceDeclaration
 
-    /// Longest string a string preference without its own `maxLength` holds (API.md "Sizes").
-    static let defaultMaxLength = PreferenceDeclaration.defaultMaxLength
-
     var key: String { declaration.key }
 
     func operationId(_ base: String) -> String { base + "." + key }
@@ -16,7 +13,11 @@ struct PreferenceContract {
     var valueName: String { "PreferenceValue." + key }
     var recordName: String { "PreferenceRecord." + key }
     var writeName: String { "PreferenceWrite." + key }
+    var eventName: String { "PreferenceEvent." + key }
+    var streamEventName: String { "StreamEvent." + key }
+    var streamResponseName: String { "EventStream." + key }
     var valueRef: String { "#/components/schemas/" + valueName }
+    var streamResponseRef: String { "#/components/responses/" + streamResponseName }
     var recordRef: String { "#/components/schemas/" + recordName }
     var writeRef: String { "#/components/schemas/" + writeName }
 
@@ -36,8 +37,8 @@ struct PreferenceContract {
         return .number(value)
     }
 
-    /// The constraints after `type`: what the server enforces, including its own limits (an
-    /// integer is signed 64-bit, a string without `maxLength` at most 65,536 characters).
+    /// The constraints after `type`: what the server enforces, including its own limit on integers
+    /// (signed 64-bit), and on strings without their own `maxLength` (65,536 scalars, API.md "Sizes").
     private var constraints: [(String, YAMLNode)] {
         var members: [(String, YAMLNode)] = []
         switch declaration.type {
@@ -48,7 +49,7 @@ struct PreferenceContract {
             if let minimum = declaration.minimum { members.append(("minimum", bound(minimum))) }
             if let maximum = declaration.maximum { members.append(("maximum", bound(maximum))) }
         case .string:
-            members.append(("maxLength", .integer(declaration.maxLength ?? Self.defaultMaxLength)))
+            members.append(("maxLength", .integer(declaration.maxLength ?? PreferenceDeclaration.defaultMaxLength)))
         case .boolean:
             break
         }
@@ -100,6 +101,52 @@ struct PreferenceContract {
             ("required", .strings(["value"])),
             ("properties", .map([("value", .ref(valueRef))])),
         ])
+    }
+
+    /// `components.schemas.PreferenceEvent.<key>`: `data` of this key's `preference` event.
+    var eventSchema: YAMLNode {
+        .map([
+            ("type", .string("object")),
+            ("required", .strings(["key", "value", "revision"])),
+            ("properties", .map([
+                ("key", .map([("type", .string("string")), ("const", .string(key))])),
+                ("value", .ref(valueRef)),
+                ("revision", .map([("type", .string("integer")), ("minimum", .integer(0))])),
+            ])),
+        ])
+    }
+
+    /// `components.schemas.StreamEvent.<key>`: an event of `/preferences/<key>/events`.
+    var streamEventSchema: YAMLNode {
+        func data(_ schema: String) -> YAMLNode { .map([("contentSchema", .ref("#/components/schemas/" + schema))]) }
+        return .map([
+            ("type", .string("object")),
+            ("required", .strings(["event", "data", "id"])),
+            ("properties", .map([
+                ("id", .map([("type", .string("string")), ("pattern", .string("^[0-9]{1,20}$"))])),
+                ("event", .map([("type", .string("string")), ("enum", .strings(["preference", "reset"]))])),
+                ("data", .map([("type", .string("string")), ("contentMediaType", .string("application/json"))])),
+                ("retry", .map([("type", .string("integer")), ("minimum", .integer(0))])),
+            ])),
+            ("oneOf", .sequence([
+                .map([("properties", .map([("event", .map([("const", .string("preference"))])), ("data", data(eventName))]))]),
+                .map([("properties", .map([("event", .map([("const", .string("reset"))])), ("data", data("ResetEvent"))]))]),
+            ])),
+        ])
+    }
+
+    /// `components.responses.EventStream.<key>`: the generic stream answer, with this key's events.
+    func streamResponse(_ generic: YAMLNode) -> YAMLNode {
+        let snapshot = EventFrame.frame(id: 0, event: "preference",
+                                        data: PreferenceEventData(key: key, value: declaration.defaultValue, revision: 0))
+        let example = "retry: 3000\n\n" + String(decoding: snapshot, as: UTF8.self)
+        let media = (generic["content"]?["text/event-stream"] ?? .map([]))
+            .setting("schema", .ref("#/components/schemas/" + streamEventName))
+            .setting("example", .string(example))
+        let content = (generic["content"] ?? .map([])).setting("text/event-stream", media)
+        return generic.setting("content", content)
+            .setting("description", .string("The event stream of `\(key)`: `preference` events of this key (and `reset`); "
+                + "framing, snapshot, resume, heartbeat and limits as in `EventStream`."))
     }
 
     var recordExample: YAMLNode {

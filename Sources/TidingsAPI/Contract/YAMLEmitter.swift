@@ -140,7 +140,7 @@ enum YAMLEmitter {
         }
         let lines = body.split(separator: "\n", omittingEmptySubsequences: false)
         guard let first = lines.first, !first.hasPrefix(" "), !first.isEmpty else { return nil }
-        guard !text.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\n") || $0.value == 0x7F }) else { return nil }
+        guard !text.unicodeScalars.contains(where: { $0 != "\n" && Self.needsEscape($0) }) else { return nil }
         var out = indicator + "\n"
         for line in lines {
             out += line.isEmpty ? "\n" : pad(indent) + line + "\n"
@@ -155,8 +155,7 @@ enum YAMLEmitter {
         if "-?:,[]{}#&*!|>'\"%@`".unicodeScalars.contains(first) { return false }
         for scalar in text.unicodeScalars {
             // Printable ASCII and ordinary non-ASCII only; anything else is quoted.
-            if scalar.value < 0x20 || scalar.value == 0x7F || (scalar.value >= 0x80 && scalar.value < 0xA0) { return false }
-            if scalar.value == 0xFEFF || (scalar.value >= 0xD800 && scalar.value < 0xE000) { return false }
+            if Self.needsEscape(scalar) { return false }
             // In flow context `:` too: older parsers end a flow key at any colon.
             if inFlow, ",[]{}:".unicodeScalars.contains(scalar) { return false }
         }
@@ -176,6 +175,15 @@ enum YAMLEmitter {
         return false
     }
 
+    /// Characters YAML does not allow raw, or reads as something else: C0 and C1 controls (NEL
+    /// U+0085 is a line break to YAML 1.1), DEL, the byte-order mark, and the Unicode line and
+    /// paragraph separators (line breaks to YAML 1.1, which would fold inside a quoted scalar).
+    static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return value < 0x20 || value == 0x7F || (value >= 0x80 && value < 0xA0)
+            || value == 0xFEFF || value == 0x2028 || value == 0x2029
+    }
+
     /// A double-quoted scalar with JSON's escapes (a subset of YAML's).
     static func quoted(_ text: String) -> String {
         var out = "\""
@@ -187,8 +195,7 @@ enum YAMLEmitter {
             case "\t": out += "\\t"
             case "\r": out += "\\r"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F || (scalar.value >= 0x80 && scalar.value < 0xA0)
-                    || scalar.value == 0xFEFF {
+                if Self.needsEscape(scalar) {
                     let hex = String(scalar.value, radix: 16, uppercase: true)
                     out += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
                 } else {

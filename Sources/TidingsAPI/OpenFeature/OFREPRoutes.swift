@@ -10,6 +10,7 @@ import Observing
 struct OFREPRoutes {
     let state: TidingsState
     let hub: StreamHub
+    private let cache = EncodedBulk()
 
     /// The path of the notification stream, as `eventStreams` announces it.
     nonisolated static let eventsPath = "/ofrep/v1/events"
@@ -20,6 +21,11 @@ struct OFREPRoutes {
     static func register(state: TidingsState, hub: StreamHub, on router: Router) {
         hub.ofrep = OFREPNotifications(state: state)
         OFREPRoutes(state: state, hub: hub).register(on: router)
+    }
+
+    private init(state: TidingsState, hub: StreamHub) {
+        self.state = state
+        self.hub = hub
     }
 
     func register(on router: Router) {
@@ -46,7 +52,7 @@ struct OFREPRoutes {
                 responder.send(Response(status: 304, headers: ["ETag": etag]))
                 return
             }
-            responder.send(.json(bytes: bulkBody(), headers: ["ETag": etag, "Cache-Control": "no-cache"]))
+            responder.send(.json(bytes: bulkBody(latest), headers: ["ETag": etag, "Cache-Control": "no-cache"]))
         }
         router.get(Self.eventsPath) { request, responder in
             let keys = state.preferences.declarations.map(\.key)
@@ -54,8 +60,16 @@ struct OFREPRoutes {
         }
     }
 
-    /// `{"flags": [every preference, in declaration order], "eventStreams": [...]}`.
-    private func bulkBody() -> [UInt8] {
+    /// `{"flags": [every preference, in declaration order], "eventStreams": [...]}`, encoded once
+    /// per preference revision (the flags change only together with it).
+    private func bulkBody(_ latest: UInt64) -> [UInt8] {
+        if let cached = cache.body, cached.revision == latest { return cached.bytes }
+        let bytes = encodeBulk()
+        cache.body = (latest, bytes)
+        return bytes
+    }
+
+    private func encodeBulk() -> [UInt8] {
         let flags = state.preferences.declarations.compactMap { OFREPEvaluation.success($0.key, state: state) }
         var endpoint = OFREPJSON()
         endpoint.string("requestUri", Self.eventsPath)
@@ -68,4 +82,10 @@ struct OFREPRoutes {
         body.raw("eventStreams", "[" + stream.json + "]")
         return body.bytes
     }
+}
+
+/// The bulk answer's body, by the preference revision it shows.
+@MainActor
+private final class EncodedBulk {
+    var body: (revision: UInt64, bytes: [UInt8])?
 }

@@ -57,12 +57,14 @@ final class StreamHub {
                 initial = [EventFrame.frame(id: current, event: "reset", data: ResetEventData(reason: reason))]
                 initial += snapshot(coverage, revision: current)
             }
-        case .beyondRange where ofrep != nil:
-            initial = [ofrep!.resyncFrame(current: current)]
         case .beyondRange:
-            initial = [EventFrame.frame(id: current, event: "reset",
-                                        data: ResetEventData(reason: "Last-Event-ID is newer than the current revision \(current)"))]
-            initial += snapshot(coverage, revision: current)
+            if let ofrep {
+                initial = [ofrep.resyncFrame(current: current)]
+            } else {
+                initial = [EventFrame.frame(id: current, event: "reset",
+                                            data: ResetEventData(reason: "Last-Event-ID is newer than the current revision \(current)"))]
+                initial += snapshot(coverage, revision: current)
+            }
         }
         stream.sendPaced(initial)
 
