@@ -15,6 +15,7 @@ final class PostgresCommitQueue: @unchecked Sendable {
     private var pending: [Pending] = []
     private var drainer: Task<Void, Never>?
     private var closed = false
+    private var counters = PostgresStoreStatistics()
     private let maxBatch: Int
     private let execute: Execute
 
@@ -39,6 +40,9 @@ final class PostgresCommitQueue: @unchecked Sendable {
         }
     }
 
+    /// Batches and writes so far.
+    var statistics: PostgresStoreStatistics { lock.withLock { counters } }
+
     /// Refuses new writes and waits until every queued one is answered.
     func close() async {
         let task: Task<Void, Never>? = lock.withLock {
@@ -53,7 +57,12 @@ final class PostgresCommitQueue: @unchecked Sendable {
             let batch: [Pending] = lock.withLock {
                 let batch = Array(pending.prefix(maxBatch))
                 pending.removeFirst(batch.count)
-                if batch.isEmpty { drainer = nil }
+                if batch.isEmpty {
+                    drainer = nil
+                } else {
+                    counters.batches += 1
+                    counters.writes += UInt64(batch.count)
+                }
                 return batch
             }
             if batch.isEmpty { return }
@@ -65,4 +74,12 @@ final class PostgresCommitQueue: @unchecked Sendable {
             }
         }
     }
+}
+
+/// Group-commit counters of a ``PostgresStore``.
+public struct PostgresStoreStatistics: Sendable, Hashable {
+    /// Transactions sent (one round trip and one WAL flush each).
+    public var batches: UInt64 = 0
+    /// Writes submitted in them.
+    public var writes: UInt64 = 0
 }

@@ -110,6 +110,9 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
 
     public var isAvailable: Bool { state.withLock { available } }
 
+    /// Group-commit counters (for benchmarks and metrics).
+    public var statistics: PostgresStoreStatistics { queue.statistics }
+
     var isClosed: Bool { state.withLock { closed } }
 
     public func watch(_ doorbell: @escaping @Sendable () -> Void) {
