@@ -96,6 +96,7 @@ let package = Package(
         // Throwaway PostgreSQL clusters and nginx balancers for tests (Foundation only, no XCTest):
         // any test target may depend on it.
         .target(name: "TestFixtures", path: "Tests/TestFixtures", swiftSettings: strictSettings),
+        .testTarget(name: "TestFixturesTests", dependencies: ["TestFixtures"], swiftSettings: strictSettings),
         // PostgresStore against a real PostgreSQL started by the test.
         .testTarget(
             name: "PostgresStoreTests",
