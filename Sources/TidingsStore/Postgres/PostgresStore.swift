@@ -46,8 +46,10 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
         self.limits = limits
         self.options = options
         self.logger = logger
-        writer = PostgresConnectionSlot(url: self.url, connectTimeout: options.connectTimeout, logger: logger)
-        reader = PostgresConnectionSlot(url: self.url, connectTimeout: options.connectTimeout, logger: logger)
+        writer = PostgresConnectionSlot(
+            url: self.url, connectTimeout: options.connectTimeout, statementTimeout: options.queryTimeout, logger: logger)
+        reader = PostgresConnectionSlot(
+            url: self.url, connectTimeout: options.connectTimeout, statementTimeout: options.queryTimeout, logger: logger)
         queue = PostgresCommitQueue(maxBatch: options.maxBatch) { [weak self] writes in
             guard let self else { return writes.map { _ in .failure(.closed) } }
             return await self.commitBatch(writes)
@@ -71,6 +73,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
     /// - Throws: ``StoreError/unavailable(_:)`` if the database stayed unreachable;
     ///   ``StoreError/database(_:)`` if the schema is newer than this build or migration failed.
     public func open() async throws {
+        if state.withLock({ opened }) { return }
         let deadline = ContinuousClock.now + options.startupTimeout
         var delay = options.reconnectDelay.lowerBound
         while true {
