@@ -7,6 +7,8 @@
 /// - `preference` (key, value JSON text or NULL = default, revision), `thing` (text, position),
 ///   `posts` (one row: document, revision).
 /// - `change`: the history every instance tails — one row per revision, contiguous.
+/// - `lease`: named leases with a holder and an expiry on the database's clock (one posts
+///   refresh per cluster; see ``PostgresStore/acquireLease(_:holder:for:)``).
 /// - `tidings_commit_v1(batch, max_count, max_bytes)`: applies a batch of writes in one
 ///   transaction (each through `tidings_apply_v1`) and returns what each did (see
 ///   ``PostgresBatch``). Functions carry the schema version in their name, so instances of
@@ -54,6 +56,13 @@ enum PostgresSchema {
             subject text,
             value text,
             bytes bigint NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS lease (
+            name text PRIMARY KEY,
+            holder text NOT NULL,
+            expires timestamptz NOT NULL
         )
         """,
         thingsChangeFunction,
