@@ -7,7 +7,7 @@ APT_PACKAGES := libevent-dev libsqlite3-dev libcurl4-openssl-dev pkg-config
 TEST_APT_PACKAGES := postgresql nginx
 BIN_RELEASE := .build/release/tidings
 
-.PHONY: run test build release deps bench clean lint contract-test
+.PHONY: run test build release deps bench clean lint contract-test ofrep-test
 
 # Install the system packages the build needs, only when one is missing.
 deps:
@@ -43,6 +43,7 @@ test: deps test-deps
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory browser-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
+	$(MAKE) --no-print-directory ofrep-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
 	$(MAKE) --no-print-directory contract-test
 
 clean:
@@ -66,25 +67,43 @@ browser-test: deps
 	@if [ -z "$$TIDINGS_BIN" ]; then $(SWIFT) build --product tidings || exit 1; fi
 	python3 -m pytest -v -p no:cacheprovider Tests/browser
 
-# Contract and container checks that need no server: openapi.yaml is valid OpenAPI 3.1, the
-# embedded copy in Sources/TidingsAPI/Contract is current, the Dockerfile passes hadolint and our
-# container rules, the runtime-library check still detects a missing package, and deploy/ (the
-# compose file parses, the nginx configuration passes nginx -t).
+# OpenFeature from a real client (Tests/ofrep): the Python OpenFeature SDK with the OFREP provider
+# from PyPI against the real server binary (TIDINGS_BIN, default .build/debug/tidings, rebuilt when
+# not given). Installs the pinned packages when they are missing.
+OFREP_PIP := openfeature-sdk==0.10.0 openfeature-provider-ofrep==0.3.0 pytest
+.PHONY: ofrep-test
+ofrep-test: deps
+	@if ! python3 -c 'import sys, pytest; from importlib.metadata import version as v; sys.exit(v("openfeature-sdk") != "0.10.0" or v("openfeature-provider-ofrep") != "0.3.0")' 2>/dev/null; then \
+	  echo "installing: $(OFREP_PIP)"; \
+	  python3 -m pip install -q $(OFREP_PIP) \
+	    || python3 -m pip install -q --break-system-packages $(OFREP_PIP) || exit 1; \
+	fi
+	@if [ -z "$$TIDINGS_BIN" ]; then $(SWIFT) build --product tidings || exit 1; fi
+	python3 -m pytest -v -p no:cacheprovider Tests/ofrep
+
+# Contract and container checks that need no server: openapi.yaml is valid OpenAPI 3.1 (that it is
+# what the server generates is held by an end-to-end test; regenerate with scripts/write-openapi.sh),
+# the Dockerfile passes hadolint and our container rules, the runtime-library check still detects a
+# missing package, and deploy/ (the compose file parses, the nginx configuration passes nginx -t).
 lint: test-deps
 	@command -v openapi-spec-validator >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check 'openapi-spec-validator>=0.7'
 	openapi-spec-validator openapi.yaml
-	scripts/embed-openapi.sh --check
 	scripts/lint-dockerfile.sh
 	scripts/check-runtime-libs.sh --self-test
 	scripts/check-deploy.sh
 
 # The contract against the real server: a static-stdlib release build (as in the container), its
-# shared libraries checked against the Dockerfile's runtime stage, then schemathesis (every default
-# check) against that binary on an ephemeral port. MAX_EXAMPLES=n and SEED=s pass through.
+# shared libraries checked against the Dockerfile's runtime stage, then schemathesis against that
+# binary on an ephemeral port, three times: the contract it serves for the built-in set and for a
+# --preferences file with integer bounds and enums (every default check, no widened value types),
+# and the published OFREP 0.3.0 spec (Tests/contract/ofrep). MAX_EXAMPLES=n and SEED=s pass through.
 contract-test: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product tidings
 	scripts/check-runtime-libs.sh $(BIN_RELEASE) Dockerfile
 	TIDINGS_BIN=$(BIN_RELEASE) Tests/contract/run_schemathesis.sh
+	TIDINGS_BIN=$(BIN_RELEASE) PREFERENCES=Tests/contract/preferences-bounded.json Tests/contract/run_schemathesis.sh
+	TIDINGS_BIN=$(BIN_RELEASE) SPEC=Tests/contract/ofrep/openapi.yaml CONFIG=Tests/contract/ofrep/schemathesis.toml \
+	  CREDENTIAL=x-api-key Tests/contract/run_schemathesis.sh
 
 # Benchmarks: builds the C tools and the release server (swift build -c release),
 # then measures Tidings side by side with a bare C evhttp server. See Benchmarks/README.md.

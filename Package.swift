@@ -14,6 +14,8 @@ let package = Package(
         .executable(name: "tidings", targets: ["tidings"]),
         .library(name: "Observing", targets: ["Observing"]),
         .library(name: "EventHTTP", targets: ["EventHTTP"]),
+        .library(name: "TidingsClient", targets: ["TidingsClient"]),
+        .executable(name: "tidings-client", targets: ["tidings-client"]),
     ],
     dependencies: [
         .package(url: "https://github.com/OpenCombine/OpenCombine.git", exact: "0.14.0"),
@@ -82,6 +84,24 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The Swift client: the observation library's containers and wrappers over a live
+        // server (URLSession + one event stream). No libevent, no server modules.
+        .target(
+            name: "TidingsClient",
+            dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")],
+            swiftSettings: strictSettings,
+            linkerSettings: [.linkedLibrary("curl", .when(platforms: [.linux]))]
+        ),
+        // `tidings-client get|set|watch`, built on TidingsClient as its example.
+        .executableTarget(
+            name: "tidings-client",
+            dependencies: [
+                "TidingsClient", "Observing",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // Benchmark program for the observation library (run by `make bench`).
         .executableTarget(
             name: "ObservingBench",
@@ -93,6 +113,12 @@ let package = Package(
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP"]),
         .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore"]),
+        // The API's logic in-process: the change path, the write pipeline; no binary, no port.
+        .testTarget(name: "TidingsAPITests", dependencies: [
+            "TidingsAPI", "TidingsStore", "Observing",
+            .product(name: "OpenCombine", package: "OpenCombine"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // Throwaway PostgreSQL clusters and nginx balancers for tests (Foundation only, no XCTest):
         // any test target may depend on it.
         .target(name: "TestFixtures", path: "Tests/TestFixtures", swiftSettings: strictSettings),
@@ -107,6 +133,12 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // Starts the real `tidings` binary on an ephemeral port and talks real HTTP to it.
-        .testTarget(name: "EndToEndTests", dependencies: ["tidings"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["tidings", "TestFixtures"]),
+        // The client against the real `tidings` and `tidings-client` binaries on loopback.
+        .testTarget(
+            name: "TidingsClientTests",
+            dependencies: ["TidingsClient", "Observing", "tidings", "tidings-client",
+                           .product(name: "OpenCombine", package: "OpenCombine")]
+        ),
     ]
 )

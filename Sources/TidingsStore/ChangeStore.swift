@@ -53,6 +53,11 @@ public protocol ChangeStore: AnyObject, Sendable {
 
     /// Stops accepting commits, waits for those already submitted, stops watching, disconnects.
     func close() async
+
+    /// Takes (or renews) the cluster-wide lease `name` for `holder` until `duration` from now,
+    /// unless another holder has it and it has not expired. True when `holder` has it now.
+    /// Used so that one instance, not every one, fetches the posts feed for each refresh.
+    func acquireLease(_ name: String, holder: String, duration: Duration) async throws -> Bool
 }
 
 /// How much history a ``ChangeStore`` keeps (`--replay-buffer`, `--replay-bytes`).

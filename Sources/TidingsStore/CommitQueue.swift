@@ -1,9 +1,9 @@
 import Foundation
 
-/// One caller's `commit`: its operations and the continuation that answers it.
+/// One caller's `commit`: its write and the continuation that answers it.
 struct PendingCommit: Sendable {
-    let operations: [StoreOperation]
-    let continuation: CheckedContinuation<[UInt64], any Error>
+    let write: StoreWrite
+    let continuation: CheckedContinuation<[Change], any Error>
 }
 
 /// The hand-off between callers (any thread) and the store's writer queue.

@@ -14,11 +14,26 @@ extension Database {
             .execute(arguments: [Int64(revision)])
     }
 
-    /// Applies one operation as revision `revision` and appends it to the change log.
-    func apply(_ operation: StoreOperation, revision: UInt64, origin: String) throws {
+    /// `If-Match`: every named key's durable revision must be one the write accepts.
+    func checkExpectedRevisions(_ expected: [String: Set<UInt64>]) throws {
+        for (key, accepted) in expected.sorted(by: { $0.key < $1.key }) {
+            let current = try Int64.fetchOne(
+                cachedStatement(sql: "SELECT revision FROM preference WHERE key = ?"), arguments: [key]
+            ).map(UInt64.init) ?? 0
+            guard accepted.contains(current) else { throw StoreError.preconditionFailed(key: key, current: current) }
+        }
+    }
+
+    /// Applies `operation` as revision `revision` and logs it; nil when it changed nothing (then
+    /// the revision is not used).
+    func apply(_ operation: WriteOperation, revision: UInt64) throws -> Change? {
         let rev = Int64(revision)
+        let kind: Change.Kind
         switch operation {
-        case let .setPreference(key, json):
+        case let .setPreference(key, json, defaultJSON):
+            let row = try Row.fetchOne(cachedStatement(sql: "SELECT value FROM preference WHERE key = ?"), arguments: [key])
+            let stored: String? = row?["value"]
+            if (stored ?? defaultJSON) == (json ?? defaultJSON) { return nil }
             do {
                 try cachedStatement(sql: """
                     INSERT INTO preference (key, value, revision) VALUES (?, ?, ?)
@@ -27,11 +42,7 @@ extension Database {
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_CHECK {
                 throw StoreError.invalidJSON(key: key)
             }
-        case let .resetPreference(key):
-            try cachedStatement(sql: """
-                INSERT INTO preference (key, value, revision) VALUES (?, NULL, ?)
-                ON CONFLICT (key) DO UPDATE SET value = NULL, revision = excluded.revision
-                """).execute(arguments: [key, rev])
+            kind = .preference(key: key, json: json)
         case let .addThing(thing):
             if try Bool.fetchOne(cachedStatement(sql: "SELECT 1 FROM thing WHERE text = ?"), arguments: [thing]) == true {
                 throw StoreError.duplicateThing(thing)
@@ -40,39 +51,77 @@ extension Database {
                 INSERT INTO thing (text, position)
                 VALUES (?, (SELECT COALESCE(MAX(position), 0) + 1 FROM thing))
                 """).execute(arguments: [thing])
-            try setThingsRevision(rev)
+            kind = .things(op: .add, thing: thing, list: try thingList())
         case let .removeThing(thing):
             try cachedStatement(sql: "DELETE FROM thing WHERE text = ?").execute(arguments: [thing])
             if changesCount == 0 { throw StoreError.thingNotFound(thing) }
-            try setThingsRevision(rev)
+            kind = .things(op: .remove, thing: thing, list: try thingList())
         case let .replaceThings(things):
             var seen = Set<String>()
             for thing in things where !seen.insert(thing).inserted {
                 throw StoreError.duplicateThing(thing)
             }
+            if try thingList() == things { return nil }
             try execute(sql: "DELETE FROM thing")
             let insert = try cachedStatement(sql: "INSERT INTO thing (text, position) VALUES (?, ?)")
             for (index, thing) in things.enumerated() {
                 try insert.execute(arguments: [thing, index + 1])
             }
-            try setThingsRevision(rev)
-        case .announce:
-            break
+            kind = .things(op: .replace, thing: nil, list: things)
+        case let .setPosts(document):
+            let stored = try String.fetchOne(cachedStatement(sql: "SELECT document FROM posts WHERE id = 1"))
+            if stored == document { return nil }
+            try cachedStatement(sql: """
+                INSERT INTO posts (id, document, revision) VALUES (1, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET document = excluded.document, revision = excluded.revision
+                """).execute(arguments: [document, rev])
+            kind = .posts(document)
         }
-        let row = ChangeRow(operation)
-        try cachedStatement(sql: "INSERT INTO change (revision, origin, op, subject, value) VALUES (?, ?, ?, ?, ?)")
-            .execute(arguments: [rev, origin, row.op, row.subject, row.value])
+        if case .things = kind {
+            try cachedStatement(sql: "UPDATE meta SET thingsRevision = ? WHERE id = 1").execute(arguments: [rev])
+        }
+        let change = Change(revision: revision, kind: kind)
+        let row = ChangeRow(change.kind)
+        try cachedStatement(sql: "INSERT INTO change (revision, kind, op, subject, value, bytes) VALUES (?, ?, ?, ?, ?, ?)")
+            .execute(arguments: [rev, row.kind, row.op, row.subject, row.value, change.byteCount])
+        try cachedStatement(sql: "UPDATE meta SET historyBytes = historyBytes + ? WHERE id = 1")
+            .execute(arguments: [change.byteCount])
+        return change
     }
 
-    private func setThingsRevision(_ revision: Int64) throws {
-        try cachedStatement(sql: "UPDATE meta SET thingsRevision = ? WHERE id = 1").execute(arguments: [revision])
+    private func thingList() throws -> [String] {
+        try String.fetchAll(cachedStatement(sql: "SELECT text FROM thing ORDER BY position"))
     }
 
-    /// Drops change-log entries more than `retention` revisions behind `revision`.
-    func pruneChanges(upTo revision: UInt64, retention: UInt64) throws {
-        guard revision > retention else { return }
-        try cachedStatement(sql: "DELETE FROM change WHERE revision <= ?")
-            .execute(arguments: [Int64(revision - retention)])
+    /// Drops the oldest change rows until at most `limits.historyCount` rows and
+    /// `limits.historyBytes` bytes remain.
+    func pruneHistory(_ limits: ChangeStoreLimits) throws {
+        guard let meta = try Row.fetchOne(cachedStatement(sql: "SELECT revision, historyBytes FROM meta WHERE id = 1")) else { return }
+        let revision: Int64 = meta["revision"]
+        var bytes: Int64 = meta["historyBytes"]
+        guard var oldest = try Int64.fetchOne(cachedStatement(sql: "SELECT MIN(revision) FROM change")) else { return }
+        var count = revision - oldest + 1
+        var removedBytes: Int64 = 0
+        while count > Int64(limits.historyCount) || bytes > Int64(limits.historyBytes) {
+            let rows = try Row.fetchAll(cachedStatement(sql: "SELECT revision, bytes FROM change WHERE revision >= ? ORDER BY revision LIMIT 256"),
+                                        arguments: [oldest])
+            if rows.isEmpty { break }
+            var last = oldest
+            for row in rows {
+                guard count > Int64(limits.historyCount) || bytes > Int64(limits.historyBytes) else { break }
+                let rowBytes: Int64 = row["bytes"]
+                last = row["revision"]
+                bytes -= rowBytes
+                removedBytes += rowBytes
+                count -= 1
+            }
+            try cachedStatement(sql: "DELETE FROM change WHERE revision <= ?").execute(arguments: [last])
+            oldest = last + 1
+            if count <= 0 { break }
+        }
+        if removedBytes > 0 {
+            try cachedStatement(sql: "UPDATE meta SET historyBytes = MAX(0, historyBytes - ?) WHERE id = 1").execute(arguments: [removedBytes])
+        }
     }
 
     func readSnapshot() throws -> StoreSnapshot {
@@ -82,17 +131,21 @@ extension Database {
             let revision: Int64 = row["revision"]
             preferences[row["key"]] = StoredPreference(json: row["value"], revision: UInt64(revision))
         }
-        let things = try String.fetchAll(self, sql: "SELECT text FROM thing ORDER BY position")
+        let things = try thingList()
+        let posts = try Row.fetchOne(self, sql: "SELECT document, revision FROM posts WHERE id = 1").map { row -> StoredPosts in
+            let revision: Int64 = row["revision"]
+            return StoredPosts(document: row["document"], revision: UInt64(revision))
+        }
         let revision: Int64 = meta?["revision"] ?? 0
         let thingsRevision: Int64 = meta?["thingsRevision"] ?? 0
         return StoreSnapshot(
             revision: UInt64(revision), preferences: preferences,
-            things: things, thingsRevision: UInt64(thingsRevision))
+            things: things, thingsRevision: UInt64(thingsRevision), posts: posts)
     }
 
-    /// Change-log entries after `revision`, in order. Throws ``StoreError/changesPruned(oldestAvailable:)``
-    /// when entries right after `revision` were pruned.
-    func readChanges(after revision: UInt64, origin: String, excludingOrigin: Bool = false) throws -> [StoredChange] {
+    /// Change rows after `revision`, in order, at most `limit`. Throws
+    /// ``StoreError/changesPruned(oldestAvailable:)`` when the row right after `revision` is gone.
+    func readChanges(after revision: UInt64, limit: Int) throws -> [Change] {
         let current = try storedRevision()
         guard current > revision else { return [] }
         let oldest = try Int64.fetchOne(self, sql: "SELECT MIN(revision) FROM change").map(UInt64.init)
@@ -100,57 +153,74 @@ extension Database {
         if oldest.map({ $0 > revision + 1 }) ?? true {
             throw StoreError.changesPruned(oldestAvailable: oldest ?? current + 1)
         }
-        let sql = excludingOrigin
-            ? "SELECT revision, origin, op, subject, value FROM change WHERE revision > ? AND origin <> ? ORDER BY revision"
-            : "SELECT revision, origin, op, subject, value FROM change WHERE revision > ? ORDER BY revision"
-        let arguments: StatementArguments = excludingOrigin ? [Int64(revision), origin] : [Int64(revision)]
-        return try Row.fetchAll(self, sql: sql, arguments: arguments).map { row in
-            let rev: Int64 = row["revision"]
-            let rowOrigin: String = row["origin"]
-            let change = ChangeRow(op: row["op"], subject: row["subject"], value: row["value"])
-            guard let operation = change.operation else {
-                throw StoreError.database("unreadable change-log entry at revision \(rev)")
-            }
-            return StoredChange(revision: UInt64(rev), operation: operation, isLocal: rowOrigin == origin)
+        return try Row.fetchAll(
+            cachedStatement(sql: "SELECT revision, kind, op, subject, value FROM change WHERE revision > ? ORDER BY revision LIMIT ?"),
+            arguments: [Int64(revision), max(limit, 1)]
+        ).map(Self.change)
+    }
+
+    /// The newest rows, oldest first, within `maxCount` rows and `maxBytes` bytes.
+    func readRecentChanges(maxCount: Int, maxBytes: Int) throws -> [Change] {
+        guard maxCount > 0, maxBytes > 0 else { return [] }
+        var result: [Change] = []
+        var total = 0
+        let rows = try Row.fetchCursor(self, sql: "SELECT revision, kind, op, subject, value, bytes FROM change ORDER BY revision DESC LIMIT ?",
+                                       arguments: [maxCount])
+        while let row = try rows.next() {
+            let bytes: Int = row["bytes"]
+            guard total + bytes <= maxBytes else { break }
+            total += bytes
+            result.append(try Self.change(row))
         }
+        return result.reversed()
+    }
+
+    private static func change(_ row: Row) throws -> Change {
+        let revision: Int64 = row["revision"]
+        guard let kind = ChangeRow(kind: row["kind"], op: row["op"], subject: row["subject"], value: row["value"]).decoded else {
+            throw StoreError.database("unreadable change-log entry at revision \(revision)")
+        }
+        return Change(revision: UInt64(revision), kind: kind)
     }
 }
 
-/// How an operation is spelled in the change log.
+/// How a change is spelled in the change table (shared by both stores' encodings).
 struct ChangeRow {
-    var op: String
+    var kind: String
+    var op: String?
     var subject: String?
     var value: String?
 
-    init(op: String, subject: String?, value: String?) {
+    init(kind: String, op: String?, subject: String?, value: String?) {
+        self.kind = kind
         self.op = op
         self.subject = subject
         self.value = value
     }
 
-    init(_ operation: StoreOperation) {
-        switch operation {
-        case let .setPreference(key, json): self.init(op: "set", subject: key, value: json)
-        case let .resetPreference(key): self.init(op: "reset", subject: key, value: nil)
-        case let .addThing(thing): self.init(op: "add", subject: thing, value: nil)
-        case let .removeThing(thing): self.init(op: "remove", subject: thing, value: nil)
-        case let .announce(topic): self.init(op: "announce", subject: topic, value: nil)
-        case let .replaceThings(things):
-            let data = (try? JSONEncoder().encode(things)) ?? Data("[]".utf8)
-            self.init(op: "replace", subject: nil, value: String(decoding: data, as: UTF8.self))
+    init(_ kind: Change.Kind) {
+        switch kind {
+        case let .preference(key, json): self.init(kind: "preference", op: nil, subject: key, value: json)
+        case let .things(op, thing, list):
+            let data = (try? JSONEncoder().encode(list)) ?? Data("[]".utf8)
+            self.init(kind: "things", op: op.rawValue, subject: thing, value: String(decoding: data, as: UTF8.self))
+        case let .posts(document): self.init(kind: "posts", op: nil, subject: nil, value: document)
         }
     }
 
-    var operation: StoreOperation? {
-        switch (op, subject, value) {
-        case let ("set", key?, json?): return .setPreference(key: key, json: json)
-        case let ("reset", key?, _): return .resetPreference(key: key)
-        case let ("add", thing?, _): return .addThing(thing)
-        case let ("remove", thing?, _): return .removeThing(thing)
-        case let ("announce", topic?, _): return .announce(topic: topic)
-        case let ("replace", _, json?):
-            return (try? JSONDecoder().decode([String].self, from: Data(json.utf8))).map(StoreOperation.replaceThings)
-        default: return nil
+    var decoded: Change.Kind? {
+        switch kind {
+        case "preference":
+            guard let subject else { return nil }
+            return .preference(key: subject, json: value)
+        case "things":
+            guard let op = op.flatMap(Change.ThingsOp.init(rawValue:)), let value,
+                  let list = try? JSONDecoder().decode([String].self, from: Data(value.utf8)) else { return nil }
+            return .things(op: op, thing: subject, list: list)
+        case "posts":
+            return value.map(Change.Kind.posts)
+        default:
+            return nil
         }
     }
 }

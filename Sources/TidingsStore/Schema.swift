@@ -31,8 +31,6 @@ enum Schema {
                     position INTEGER NOT NULL UNIQUE
                 ) WITHOUT ROWID;
                 """)
-            // The change log: one row per committed operation, keyed by its revision, so another
-            // instance sharing the file can replay what it missed (the @CloudStorage idea).
             try db.execute(sql: """
                 CREATE TABLE change (
                     revision INTEGER PRIMARY KEY,
@@ -41,6 +39,38 @@ enum Schema {
                     subject TEXT,
                     value TEXT
                 );
+                """)
+        }
+        // v2: the change table becomes the one ordered history every reader tails and replays
+        // from (each row complete enough to rebuild its event), bounded by bytes as well as by
+        // count (running total in meta); the posts document is stored like any other state.
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: """
+                DROP TABLE change;
+                CREATE TABLE change (
+                    revision INTEGER PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    op TEXT,
+                    subject TEXT,
+                    value TEXT,
+                    bytes INTEGER NOT NULL
+                );
+                CREATE TABLE posts (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    document TEXT NOT NULL,
+                    revision INTEGER NOT NULL
+                );
+                ALTER TABLE meta ADD COLUMN historyBytes INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
+        // v3: cluster-wide leases (one instance fetches the posts feed per refresh).
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: """
+                CREATE TABLE lease (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    holder TEXT NOT NULL,
+                    expires REAL NOT NULL
+                ) WITHOUT ROWID;
                 """)
         }
         return migrator

@@ -241,10 +241,11 @@ final class StreamsTests: XCTestCase {
         let reader = try server.openEventStream("/preferences/name/events")
         XCTAssertEqual(try reader.nextEvent().id, "0")
 
-        // 16 events of 200 kB: far past the 1 MiB bound for a client that reads nothing.
-        let writes = 16
+        // 48 events of 65 kB (a string preference holds at most 65,536 characters): far past
+        // the 1 MiB bound for a client that reads nothing.
+        let writes = 48
         for index in 1...writes {
-            let value = String(repeating: Character(UnicodeScalar(UInt8(96 + index))), count: 200_000)
+            let value = String(repeating: Character(UnicodeScalar(UInt8(65 + index))), count: 65_000)
             XCTAssertEqual(try server.put("name", value).status, 200)
             let event = try reader.nextEvent(timeout: 10)
             XCTAssertEqual(event.id, "\(index)", "the reading stream was held up")

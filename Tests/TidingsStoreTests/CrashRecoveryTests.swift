@@ -79,7 +79,7 @@ final class CrashRecoveryTests: XCTestCase {
 
         let store = try SQLiteStore(directory: dir)
         XCTAssertEqual(try store.pragma("integrity_check"), "ok")
-        let snapshot = try store.loadSnapshot()
+        let snapshot = try store.syncSnapshot()
         let things = Set(snapshot.things)
         var lost = 0
         for ack in parsed {

@@ -48,7 +48,7 @@ final class GroupCommitTests: XCTestCase {
         await store.close()
 
         let reopened = try SQLiteStore(directory: dir)
-        let snapshot = try reopened.loadSnapshot()
+        let snapshot = try await reopened.loadSnapshot()
         XCTAssertEqual(snapshot.revision, 6)
         XCTAssertEqual(snapshot.things, ["NEW"])
         XCTAssertEqual(snapshot.preferences["a"], StoredPreference(json: "1", revision: 2))
@@ -93,7 +93,7 @@ final class GroupCommitTests: XCTestCase {
         await store.close()
 
         let reopened = try SQLiteStore(directory: dir)
-        let snapshot = try reopened.loadSnapshot()
+        let snapshot = try await reopened.loadSnapshot()
         XCTAssertEqual(snapshot.revision, UInt64(expectedOperations))
         for client in 0..<clients {
             let last = perClient[client].last!
@@ -124,7 +124,7 @@ final class GroupCommitTests: XCTestCase {
         for task in tasks { _ = try await task.value }   // every in-flight commit was acknowledged
 
         let reopened = try SQLiteStore(directory: dir)
-        XCTAssertEqual(try reopened.loadSnapshot().preferences.count, 20)
+        XCTAssertEqual(try reopened.syncSnapshot().preferences.count, 20)
         await reopened.close()
     }
 }
@@ -153,8 +153,8 @@ final class GroupCommitFailureTests: XCTestCase {
         for task in tasks { revisions += try await task.value.get() }
         XCTAssertEqual(Set(revisions), Set(1...8), "every caller succeeded on its own retry")
         XCTAssertEqual(store.statistics.transactions, 8)
-        XCTAssertEqual(try store.loadSnapshot().preferences.count, 8)
-        XCTAssertEqual(try store.loadSnapshot().revision, 8, "the failed batch consumed no revision")
+        XCTAssertEqual(try store.syncSnapshot().preferences.count, 8)
+        XCTAssertEqual(try store.syncSnapshot().revision, 8, "the failed batch consumed no revision")
         await store.close()
     }
 
@@ -166,7 +166,7 @@ final class GroupCommitFailureTests: XCTestCase {
         for task in tasks {
             guard case .failure(.database) = await task.value else { return XCTFail("expected a database error") }
         }
-        XCTAssertEqual(try store.loadSnapshot(), StoreSnapshot(revision: 0, preferences: [:], things: [], thingsRevision: 0))
+        XCTAssertEqual(try store.syncSnapshot(), StoreSnapshot(revision: 0, preferences: [:], things: [], thingsRevision: 0))
         store.writer.queue.sync { store.writer.beforeCommit = nil }
         let next = try await store.commit([.addThing("A")])
         XCTAssertEqual(next, [1])
@@ -190,7 +190,7 @@ final class GroupCommitFailureTests: XCTestCase {
             return try await group.reduce([], +)
         }
         XCTAssertEqual(all.sorted(), Array(1...400), "distinct revisions with no gap across both writers")
-        XCTAssertEqual(try first.loadSnapshot().revision, 400)
+        XCTAssertEqual(try first.syncSnapshot().revision, 400)
         await first.close()
         await second.close()
     }

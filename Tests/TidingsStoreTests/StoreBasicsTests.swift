@@ -13,7 +13,7 @@ final class StoreBasicsTests: XCTestCase {
 
     func testNewStoreIsEmptyAtRevisionZero() throws {
         let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
-        XCTAssertEqual(try store.loadSnapshot(), StoreSnapshot(revision: 0, preferences: [:], things: [], thingsRevision: 0))
+        XCTAssertEqual(try store.syncSnapshot(), StoreSnapshot(revision: 0, preferences: [:], things: [], thingsRevision: 0))
     }
 
     func testRevisionsStrictlyIncreaseAcrossCommitsAndReopen() async throws {
@@ -26,7 +26,7 @@ final class StoreBasicsTests: XCTestCase {
         await store.close()
 
         store = try SQLiteStore(directory: dir)
-        XCTAssertEqual(try store.loadSnapshot().revision, 3)
+        XCTAssertEqual(try store.syncSnapshot().revision, 3)
         seen += try await store.commit([.resetPreference(key: "a")])
         seen += try await store.commit([.addThing("Y")])
         XCTAssertEqual(seen, [1, 2, 3, 4, 5])
@@ -53,11 +53,11 @@ final class StoreBasicsTests: XCTestCase {
                 "speed": StoredPreference(json: nil, revision: 5),
             ],
             things: ["YOLO", "ÄÖÜ"], thingsRevision: 9)
-        XCTAssertEqual(try store.loadSnapshot(), expected)
+        XCTAssertEqual(try store.syncSnapshot(), expected)
         await store.close()
 
         store = try SQLiteStore(directory: dir)
-        XCTAssertEqual(try store.loadSnapshot(), expected)
+        XCTAssertEqual(try store.syncSnapshot(), expected)
         await store.close()
     }
 
@@ -66,12 +66,12 @@ final class StoreBasicsTests: XCTestCase {
         for thing in ["C", "A", "B", "Z", "M"] { _ = try await store.commit([.addThing(thing)]) }
         _ = try await store.commit([.removeThing("A")])
         _ = try await store.commit([.addThing("A")])
-        XCTAssertEqual(try store.loadSnapshot().things, ["C", "B", "Z", "M", "A"])
+        XCTAssertEqual(try store.syncSnapshot().things, ["C", "B", "Z", "M", "A"])
 
         let revisions = try await store.commit([.replaceThings(["Q", "W", "E"])])
         XCTAssertEqual(revisions, [8])
-        XCTAssertEqual(try store.loadSnapshot().things, ["Q", "W", "E"])
-        XCTAssertEqual(try store.loadSnapshot().thingsRevision, 8)
+        XCTAssertEqual(try store.syncSnapshot().things, ["Q", "W", "E"])
+        XCTAssertEqual(try store.syncSnapshot().thingsRevision, 8)
 
         // A replacement that repeats an entry fails whole: the old list and revision stay.
         do {
@@ -80,12 +80,12 @@ final class StoreBasicsTests: XCTestCase {
         } catch let error as StoreError {
             XCTAssertEqual(error, .duplicateThing("R"))
         }
-        let after = try store.loadSnapshot()
+        let after = try await store.loadSnapshot()
         XCTAssertEqual(after.things, ["Q", "W", "E"])
         XCTAssertEqual(after.revision, 8)
         let cleared = try await store.commit([.replaceThings([])])
         XCTAssertEqual(cleared, [9])
-        XCTAssertEqual(try store.loadSnapshot().things, [])
+        XCTAssertEqual(try store.syncSnapshot().things, [])
         await store.close()
     }
 
@@ -106,7 +106,7 @@ final class StoreBasicsTests: XCTestCase {
                 XCTAssertEqual(error, expected)
             }
         }
-        XCTAssertEqual(try store.loadSnapshot(), StoreSnapshot(revision: 1, preferences: [:], things: ["A"], thingsRevision: 1))
+        XCTAssertEqual(try store.syncSnapshot(), StoreSnapshot(revision: 1, preferences: [:], things: ["A"], thingsRevision: 1))
         let next = try await store.commit([.addThing("B")])
         XCTAssertEqual(next, [2], "failed commits consume no revision")
         await store.close()
@@ -128,28 +128,49 @@ final class StoreBasicsTests: XCTestCase {
         let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
         let none = try await store.commit([])
         XCTAssertEqual(none, [])
-        XCTAssertEqual(try store.loadSnapshot().revision, 0)
+        XCTAssertEqual(try store.syncSnapshot().revision, 0)
         await store.close()
     }
 }
 
 extension StoreBasicsTests {
-    /// An announcement takes a durable revision without touching preferences or things.
-    func testAnnounceTakesARevisionAndChangesNoData() async throws {
+    /// The posts document is stored like any other state, and storing the same text is no change.
+    func testPostsDocumentTakesARevisionOnlyWhenItChanges() async throws {
         let directory = makeTemporaryDirectory(self)
         do {
             let store = try SQLiteStore(directory: directory)
             let first = try await store.commit([.addThing("YOLO")])
-            let announced = try await store.commit([.announce(topic: "posts")])
-            XCTAssertEqual(announced, [first[0] + 1])
+            let stored = try await store.commit([.setPosts(#"{"state":"loaded"}"#)])
+            XCTAssertEqual(stored, [first[0] + 1])
+            let again = try await store.commit([.setPosts(#"{"state":"loaded"}"#)])
+            XCTAssertEqual(again, [], "the same document again is no change")
             await store.close()
         }
         let reopened = try SQLiteStore(directory: directory)
-        let snapshot = try reopened.loadSnapshot()
+        let snapshot = try await reopened.loadSnapshot()
         XCTAssertEqual(snapshot.revision, 2)
         XCTAssertEqual(snapshot.things, ["YOLO"])
         XCTAssertEqual(snapshot.thingsRevision, 1)
-        XCTAssertEqual(try reopened.changes(after: 1).map(\.operation), [.announce(topic: "posts")])
+        XCTAssertEqual(snapshot.posts, StoredPosts(document: #"{"state":"loaded"}"#, revision: 2))
+        let changes = try await reopened.changes(after: 1, limit: 10)
+        XCTAssertEqual(changes, [Change(revision: 2, kind: .posts(#"{"state":"loaded"}"#))])
         await reopened.close()
+    }
+
+    /// Setting a preference to the value it already has (stored, or the default when none is)
+    /// takes no revision.
+    func testSettingTheCurrentValueIsNoChange() async throws {
+        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
+        let unchanged = try await store.commit(StoreWrite([.setPreference(key: "age", json: "5", defaultJSON: "5")]))
+        XCTAssertEqual(unchanged, [], "5 is the default and nothing is stored")
+        let set = try await store.commit(StoreWrite([.setPreference(key: "age", json: "6", defaultJSON: "5")]))
+        XCTAssertEqual(set.map(\.revision), [1])
+        let same = try await store.commit(StoreWrite([.setPreference(key: "age", json: "6", defaultJSON: "5")]))
+        XCTAssertEqual(same, [])
+        let reset = try await store.commit(StoreWrite([.setPreference(key: "age", json: nil, defaultJSON: "5")]))
+        XCTAssertEqual(reset, [Change(revision: 2, kind: .preference(key: "age", json: nil))])
+        let resetAgain = try await store.commit(StoreWrite([.setPreference(key: "age", json: "5", defaultJSON: "5")]))
+        XCTAssertEqual(resetAgain, [], "the default value on a reset key is no change")
+        await store.close()
     }
 }

@@ -27,7 +27,7 @@ final class ThroughputMeasurement: XCTestCase {
             let elapsed = Date().timeIntervalSince(start)
             let stats = store.statistics
             XCTAssertEqual(stats.commits, UInt64(acknowledged))
-            XCTAssertEqual(try store.loadSnapshot().revision, UInt64(acknowledged))
+            XCTAssertEqual(try store.syncSnapshot().revision, UInt64(acknowledged))
             print(String(
                 format: "store throughput, %2d committers: %7.0f acknowledged durable writes/s, %6.0f transactions (fsyncs)/s, %5.1f commits per transaction",
                 clients, Double(acknowledged) / elapsed, Double(stats.transactions) / elapsed,

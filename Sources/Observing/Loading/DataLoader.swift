@@ -96,6 +96,23 @@ public final class DataLoader<Value: Sendable>: @preconcurrency ObservableObject
         return true
     }
 
+    /// Takes a value loaded elsewhere — another server instance fetched it and shared it through
+    /// the store (the `@CloudStorage` idea for remote data) — unless a load is running here or
+    /// what is held is as new. `body` stands for the upstream body in later "identical body"
+    /// checks. Returns whether it was taken.
+    @discardableResult
+    public func adopt(_ loaded: Loaded<Value>, body: Data?) -> Bool {
+        guard running == nil else { return false }
+        if let lastGood, lastGood.fetchedAt >= loaded.fetchedAt { return false }
+        lastGood = loaded
+        lastBody = body
+        validators = Validators()
+        consecutiveFailures = 0
+        setState(.loaded(loaded))
+        if let interval = policy.refreshInterval { schedule(after: interval) }
+        return true
+    }
+
     /// Waits until no load is running and returns the state (the server's `?wait=`).
     public func settled() async -> LoadState<Value> {
         while let current = running {

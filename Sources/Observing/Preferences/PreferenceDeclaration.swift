@@ -13,6 +13,8 @@ public struct PreferenceDeclaration: Sendable, Hashable {
     public let maximum: Double?
     /// Longest allowed string, counted in Unicode scalars (as JSON Schema counts).
     public let maxLength: Int?
+    /// The bound of a string preference without its own `maxLength` (API.md "Sizes").
+    public static let defaultMaxLength = 65_536
     /// When set, the only values accepted (JSON Schema's `enum`).
     public let allowedValues: [PreferenceValue]?
 
@@ -38,8 +40,10 @@ public struct PreferenceDeclaration: Sendable, Hashable {
         if case let .number(d) = typed, !d.isFinite { return .failure(.wrongType(expected: type)) }
         if let minimum, let n = typed.numericValue, n < minimum { return .failure(.belowMinimum(minimum)) }
         if let maximum, let n = typed.numericValue, n > maximum { return .failure(.aboveMaximum(maximum)) }
-        if let maxLength, case let .string(s) = typed, s.unicodeScalars.count > maxLength {
-            return .failure(.tooLong(maxLength: maxLength))
+        // Without its own maxLength a string still has the API's bound (API.md "Sizes").
+        let lengthLimit = maxLength ?? Self.defaultMaxLength
+        if case let .string(s) = typed, s.unicodeScalars.count > lengthLimit {
+            return .failure(.tooLong(maxLength: lengthLimit))
         }
         if let allowedValues, !allowedValues.contains(typed) {
             return .failure(.notAllowed(allowedValues))

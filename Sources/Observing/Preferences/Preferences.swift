@@ -29,7 +29,9 @@ public final class Preferences: @preconcurrency ObservableObject {
 
     private let positions: [String: Int]
     private var current: [PreferenceValue]
-    private let subjects: [CurrentValueSubject<PreferenceValue, Never>]
+    private var revisions: [UInt64]
+    /// One subject per key, carrying the change itself (value, revision, the owner's payload).
+    private let subjects: [CurrentValueSubject<PreferenceChange, Never>]
     private let changedKeySubject = PassthroughSubject<String, Never>()
     private var externalSubscription: AnyCancellable?
 
@@ -50,7 +52,10 @@ public final class Preferences: @preconcurrency ObservableObject {
             store.value(forKey: d.key).flatMap { try? d.check($0).get() } ?? d.defaultValue
         }
         current = initial
-        subjects = initial.map { CurrentValueSubject($0) }
+        revisions = Array(repeating: 0, count: initial.count)
+        subjects = zip(declarations, initial).map { declaration, value in
+            CurrentValueSubject(PreferenceChange(key: declaration.key, value: value, revision: 0, payload: nil))
+        }
         // The enclosing-instance subscript only sees reads and writes made through the
         // owner, so changes made by other processes must come in through the store.
         externalSubscription = store.externalChanges.sink { [weak self] changes in
@@ -103,6 +108,13 @@ public final class Preferences: @preconcurrency ObservableObject {
     /// `key`'s publisher: the current value on subscription, then each change (only changes
     /// of this key). Nil for an unknown key. Values are delivered on the main actor.
     public func publisher(forKey key: String) -> AnyPublisher<PreferenceValue, Never>? {
+        positions[key].map { subjects[$0].map(\.value).eraseToAnyPublisher() }
+    }
+
+    /// `key`'s changes as the owner announced them — value, revision and payload (the server
+    /// attaches each change's encoded event, so subscribers send what they receive): the
+    /// latest on subscription, then each change of this key only. Nil for an unknown key.
+    public func changes(forKey key: String) -> AnyPublisher<PreferenceChange, Never>? {
         positions[key].map { subjects[$0].eraseToAnyPublisher() }
     }
 
@@ -170,10 +182,44 @@ public final class Preferences: @preconcurrency ObservableObject {
         for (position, value) in changed { current[position] = value }
         for (position, _) in changed {
             // Send what is current now: an observer may already have written this key again.
-            subjects[position].send(current[position])
+            subjects[position].send(PreferenceChange(key: declarations[position].key, value: current[position],
+                                                     revision: revisions[position], payload: nil))
         }
         for (position, _) in changed { changedKeySubject.send(declarations[position].key) }
         return changed.map { declarations[$0.0].key }
+    }
+
+    /// Applies one change that is already durable elsewhere (the server's one change path: a
+    /// change read back from its store, or a remote store's change), with the revision it took
+    /// and an opaque `payload` for subscribers of ``changes(forKey:)``. `value` must already
+    /// fit the key's declaration (check it with ``PreferenceDeclaration/check(_:)``). The change
+    /// is announced even when the value equals the current one: it is a new revision.
+    /// Returns false (nothing announced) for an undeclared key.
+    @discardableResult
+    public func receive(key: String, value: PreferenceValue, revision: UInt64, payload: (any Sendable)? = nil) -> Bool {
+        guard let position = positions[key] else { return false }
+        objectWillChange.send()
+        current[position] = value
+        revisions[position] = revision
+        subjects[position].send(PreferenceChange(key: key, value: value, revision: revision, payload: payload))
+        changedKeySubject.send(key)
+        return true
+    }
+
+    /// The revision of `key`'s last change received with ``receive(key:value:revision:payload:)``
+    /// (0 before any), or nil for an unknown key.
+    public func revision(forKey key: String) -> UInt64? {
+        positions[key].map { revisions[$0] }
+    }
+
+    /// Sets the revisions the values loaded at creation carry (from a durable store).
+    public func seedRevisions(_ seeded: [String: UInt64]) {
+        for (key, revision) in seeded {
+            guard let position = positions[key] else { continue }
+            revisions[position] = revision
+            let value = current[position]
+            subjects[position].value = PreferenceChange(key: key, value: value, revision: revision, payload: nil)
+        }
     }
 
     /// Validates, writes the changed keys through the store, then applies. Throws
@@ -211,6 +257,24 @@ public final class Preferences: @preconcurrency ObservableObject {
             }
         }
         if let validated = try? validate(accepted) { apply(validated) }
+    }
+}
+
+/// One change of one preference, as its key's subject carries it.
+public struct PreferenceChange: Sendable {
+    public let key: String
+    public let value: PreferenceValue
+    /// The revision the change took in the durable store (0 when it has none, e.g. a change made
+    /// through the container's own setters over an in-memory store).
+    public let revision: UInt64
+    /// What the owner attached (the server: the change's encoded event), nil otherwise.
+    public let payload: (any Sendable)?
+
+    public init(key: String, value: PreferenceValue, revision: UInt64, payload: (any Sendable)?) {
+        self.key = key
+        self.value = value
+        self.revision = revision
+        self.payload = payload
     }
 }
 

@@ -27,7 +27,7 @@ public final class ThingStore: @preconcurrency ObservableObject, EnvironmentOwne
     @Environment(\.textCase) public var textCase: TextCase
 
     private var members = Set<String>()
-    private let changeSubject = PassthroughSubject<ThingChange, Never>()
+    private let changeSubject = PassthroughSubject<ThingUpdate, Never>()
 
     public init(_ things: [String] = [], environment: EnvironmentValues = EnvironmentValues()) {
         self.environment = environment
@@ -37,7 +37,11 @@ public final class ThingStore: @preconcurrency ObservableObject, EnvironmentOwne
     }
 
     /// What changed, after each change.
-    public var changes: AnyPublisher<ThingChange, Never> { changeSubject.eraseToAnyPublisher() }
+    public var changes: AnyPublisher<ThingChange, Never> { changeSubject.map(\.change).eraseToAnyPublisher() }
+
+    /// Each change as the owner applied it: what changed, its revision and the owner's payload
+    /// (the server attaches the change's encoded event).
+    public var updates: AnyPublisher<ThingUpdate, Never> { changeSubject.eraseToAnyPublisher() }
 
     public func contains(_ thing: String) -> Bool { members.contains(thing) }
 
@@ -78,31 +82,42 @@ public final class ThingStore: @preconcurrency ObservableObject, EnvironmentOwne
     /// and made durable — the server's path. Things must be normalised already. Returns false,
     /// changing and announcing nothing, when the edit no longer fits (adding a thing that is
     /// present, removing one that is absent, a replacement list with duplicates).
+    ///
+    /// `revision` and `payload` travel with the change on ``updates``.
     @discardableResult
-    public func apply(_ edit: ThingEdit) -> Bool {
+    public func apply(_ edit: ThingEdit, revision: UInt64 = 0, payload: (any Sendable)? = nil) -> Bool {
         switch edit {
         case let .add(thing):
             guard !members.contains(thing) else { return false }
             objectWillChange.send()
             members.insert(thing)
             things.append(thing)
-            changeSubject.send(.add(thing))
+            changeSubject.send(ThingUpdate(change: .add(thing), revision: revision, payload: payload))
         case let .remove(thing):
             guard members.contains(thing), let index = things.firstIndex(of: thing) else { return false }
             objectWillChange.send()
             members.remove(thing)
             things.remove(at: index)
-            changeSubject.send(.remove(thing))
+            changeSubject.send(ThingUpdate(change: .remove(thing), revision: revision, payload: payload))
         case let .replaceAll(list):
             let newMembers = Set(list)
             guard newMembers.count == list.count else { return false }
             objectWillChange.send()
             members = newMembers
             things = list
-            changeSubject.send(.replace)
+            changeSubject.send(ThingUpdate(change: .replace, revision: revision, payload: payload))
         }
         return true
     }
+}
+
+/// One change of a ``ThingStore`` as ``ThingStore/updates`` carries it.
+public struct ThingUpdate: Sendable {
+    public let change: ThingChange
+    /// The revision the change took in the durable store (0 when it has none).
+    public let revision: UInt64
+    /// What the owner attached (the server: the change's encoded event), nil otherwise.
+    public let payload: (any Sendable)?
 }
 
 /// A change to a ``ThingStore`` whose things are already normalised and validated.

@@ -6,7 +6,9 @@ import EventHTTP
 /// - `--api-token T` (repeatable): `PUT`, `PATCH`, `POST`, `DELETE` need `Bearer T`.
 /// - `--read-token R`: everything else except `/healthz`, `/readyz`, `/` and CORS preflights needs
 ///   `Bearer R` or `Bearer T`; event streams also take a single-use `?ticket=`.
-/// - `POST /stream-tickets` grants reading only, so it is authorised like a read.
+/// - `POST /stream-tickets` grants reading only, so it is authorised like a read; so are the
+///   OFREP evaluations (`POST /ofrep/v1/evaluate/flags[/{key}]`), reads that carry a context.
+/// - OFREP's `X-API-Key: T` is taken like `Authorization: Bearer T` (see PresentedCredential).
 /// - With only `--read-token`, writes need it too: a server that hides its data from anonymous
 ///   readers must not let them change it.
 /// - When a request carries `Authorization`, that header alone decides; a ticket is consulted
@@ -24,6 +26,7 @@ struct AccessPolicy {
     /// The event-stream routes, where `?ticket=` stands in for the header.
     static let eventStreamRoutes: Set<String> = [
         "/events", "/preferences/events", "/preferences/{key}/events", "/things/events", "/posts/events",
+        OFREPRoutes.eventsPath,
     ]
     /// The route that trades a token for a stream ticket.
     static let ticketRoute = "/stream-tickets"
@@ -50,6 +53,9 @@ struct AccessPolicy {
     func requirement(for request: Request) -> Requirement {
         switch request.method {
         case .POST where request.route == Self.ticketRoute:
+            return readTokens.isEmpty ? .none : .read
+        case .POST where request.route.map(OFREPRoutes.evaluationRoutes.contains) == true:
+            // OFREP evaluation is a read that OpenFeature sends as POST (it carries a context).
             return readTokens.isEmpty ? .none : .read
         case .PUT, .PATCH, .POST, .DELETE:
             return writeTokens.isEmpty ? .none : .write

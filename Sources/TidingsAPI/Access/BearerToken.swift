@@ -1,6 +1,7 @@
+import Foundation
 import EventHTTP
 
-/// What a request's `Authorization` header presents.
+/// What a request's `Authorization` header (or, without one, OFREP's `X-API-Key`) presents.
 enum PresentedCredential {
     /// No `Authorization` header at all.
     case none
@@ -9,10 +10,16 @@ enum PresentedCredential {
     /// Some other scheme, or a Bearer header without a token: a credential, but not one we take.
     case unusable
 
-    /// The credential of `request`. Only the first `Authorization` field counts.
+    /// The credential of `request`. Only the first `Authorization` field counts; without one,
+    /// the first `X-API-Key` field (OFREP's API-key scheme) is the token itself.
     init(_ request: Request) {
         guard let header = request.headers["Authorization"] else {
-            self = .none
+            if let key = request.headers["X-API-Key"] {
+                let token = key.trimmingCharacters(in: .whitespaces)
+                self = token.isEmpty ? .unusable : .bearer(Array(token.utf8))
+            } else {
+                self = .none
+            }
             return
         }
         let bytes = Array(header.utf8)

@@ -16,7 +16,7 @@ struct CORSPolicy {
     let origins: Set<String>
 
     static let exposedHeaders = "ETag, Location, Tidings-Revision"
-    static let allowedHeaders = "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID"
+    static let allowedHeaders = "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-API-Key"
     static let maxAge = "600"
 
     /// nil when no origin is configured (no CORS at all).

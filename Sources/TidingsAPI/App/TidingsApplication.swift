@@ -30,6 +30,8 @@ public final class TidingsApplication {
     public var router: Router { server.router }
     /// The global revision every response reports in `Tidings-Revision` (default 0).
     public var revisionProvider: () -> UInt64 = { 0 }
+    /// Whether the store can take writes now; `/readyz` is 503 while it cannot.
+    public var storeAvailability: () -> Bool = { true }
     public private(set) var readiness: Readiness = .starting
     private var shutdownTasks: [@MainActor () async -> Void] = []
     private var shuttingDown = false
@@ -60,6 +62,10 @@ public final class TidingsApplication {
         router.get("/healthz") { _, responder in responder.send(Self.healthy) }
         router.get("/readyz") { [unowned self] _, responder in
             switch readiness {
+            case .ready where !storeAvailability():
+                responder.send(.problem(status: 503, title: "Service Unavailable",
+                                        detail: "The database cannot be reached; reads are served from memory, writes are refused.",
+                                        headers: ["Retry-After": "2"]))
             case .ready:
                 responder.send(.json(["status": "ready"]))
             case .starting:

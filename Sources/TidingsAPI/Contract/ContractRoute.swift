@@ -1,13 +1,15 @@
 import EventHTTP
+import Observing
 
-/// `GET /openapi.yaml`: the machine-readable contract, compiled into the binary.
+/// `GET /openapi.yaml`: the contract of this running server, generated once at start from its
+/// preference declarations (see ``OpenAPIDocument``).
+@MainActor
 enum ContractRoute {
-    private static let document = Response(status: 200, headers: [
-        "Content-Type": "application/yaml",
-        "Cache-Control": "no-cache",
-    ], body: Array(OpenAPIDocument.yaml.utf8))
-
-    static func register(on router: Router) {
+    static func register(preferences: Preferences, on router: Router) {
+        let document = Response(status: 200, headers: [
+            "Content-Type": "application/yaml",
+            "Cache-Control": "no-cache",
+        ], body: Array(OpenAPIDocument.yaml(for: preferences.declarations).utf8))
         router.get("/openapi.yaml") { _, responder in responder.send(document) }
     }
 }

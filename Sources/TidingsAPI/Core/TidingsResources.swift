@@ -15,54 +15,71 @@ public struct StartupError: Error, CustomStringConvertible {
 /// Main-actor bound, like everything that touches observable state.
 @MainActor
 public final class TidingsResources {
-    let store: SQLiteStore
+    let store: any ChangeStore
     let state: TidingsState
+    let feed: ChangeFeed
     let writes: WritePipeline
     let streams: StreamHub
 
-    /// Opens the store under `configuration.dataDir`, loads it, and registers every route.
+    /// Opens the store (`--database-url`, or SQLite under `--data-dir`), loads it and its
+    /// replay history, and registers every route. Blocks the calling thread for the loads
+    /// (start-up, before the loop runs).
     public init(application app: TidingsApplication) throws {
         let configuration = app.configuration
+        let limits = ChangeStoreLimits(historyCount: configuration.replayBuffer, historyBytes: configuration.replayBytes)
+        let where_ = configuration.databaseURL.map(Self.redacted) ?? configuration.dataDir
+        store = try Self.openStore(configuration, limits: limits, logger: app.logger)
+        let (snapshot, history): (StoreSnapshot, [Change])
         do {
-            store = try SQLiteStore(directory: URL(fileURLWithPath: configuration.dataDir, isDirectory: true),
-                                    changeRetention: UInt64(max(configuration.replayBuffer, 1_000)))
+            (snapshot, history) = try blockingAwait { [store] in
+                let snapshot = try await store.loadSnapshot()
+                let history = try await store.recentChanges(maxCount: limits.historyCount, maxBytes: limits.historyBytes)
+                return (snapshot, history)
+            }
         } catch {
-            throw StartupError(description: "cannot open the store in \(configuration.dataDir): \(error)")
+            throw StartupError(description: "cannot read the store in \(where_): \(error)")
         }
-        let snapshot: StoreSnapshot
-        do { snapshot = try store.loadSnapshot() } catch {
-            throw StartupError(description: "cannot read the store in \(configuration.dataDir): \(error)")
-        }
-        let sharedStore = SharedStoreKeyValueStore(Self.storedValues(snapshot))
-        let preferences = try Self.makePreferences(configuration, store: sharedStore)
+        let preferences = try Self.makePreferences(configuration, store: InMemoryKeyValueStore(Self.storedValues(snapshot)))
         let textCase: TextCase = configuration.textCase == .upper ? .upper : .none
+        let journal = EventJournal(capacity: configuration.replayBuffer, maxBytes: configuration.replayBytes, floor: snapshot.revision)
+        // The history up to the snapshot; later changes arrive through the feed like any other.
+        let retained = history.filter { $0.revision <= snapshot.revision }
+        journal.seed(retained.compactMap { TidingsState.entry(for: $0, preferences: preferences) },
+                     floor: retained.first.map { $0.revision - 1 } ?? snapshot.revision)
         state = TidingsState(preferences: preferences, snapshot: snapshot, textCase: textCase,
-                             replayCapacity: configuration.replayBuffer)
-        writes = WritePipeline(state: state, log: store)
-
-        // Another instance sharing the data directory: its commits reach our subjects too.
-        // The store calls back on its writer queue before answering our next commit; the hop
-        // through the main queue keeps that order (FIFO with the commit's continuation).
-        let applier = ExternalChangeApplier(state: state, sharedStore: sharedStore)
-        store.watchExternalChanges { change in
-            DispatchQueue.main.async { MainActor.assumeIsolated { applier.apply(change) } }
-        }
+                             journal: journal, logger: app.logger)
+        feed = ChangeFeed(store: store, state: state, logger: app.logger)
+        writes = WritePipeline(state: state, store: store, feed: feed)
+        feed.start()
         streams = StreamHub(state: state)
 
         PreferenceRoutes(state: state, writes: writes).register(on: app.router)
+        try PreferenceSchemaRoute.register(preferences: preferences, on: app.router)
         ThingRoutes(state: state, writes: writes).register(on: app.router)
         StreamRoutes(state: state, hub: streams).register(on: app.router)
+        OFREPRoutes.register(state: state, hub: streams, on: app.router)
         DashboardRoute.register(on: app.router)
-        ContractRoute.register(on: app.router)
+        ContractRoute.register(preferences: preferences, on: app.router)
         // Metrics: open streams, events published, store write latency (Metrics/).
         ResourceMetrics.attach(state: state, writes: writes, streams: streams)
 
         // Posts: the feed (its URL resolved at first use, after start), the built-in sample
-        // upstream, and its shutdown (cancel loads; before the writes drain, so an announcement
+        // upstream, and its shutdown (cancel loads; before the writes drain, so a document
         // already submitted still lands). Metrics: `posts.reportFetches(to:)`.
         let posts = PostsFeed(configuration: configuration, state: state, writes: writes,
                               boundPort: { [unowned app] in app.server.port },
                               isDraining: { [unowned app] in app.server.isDraining }, logger: app.logger)
+        // One upstream fetch per background refresh for every instance sharing the store.
+        let holder = UUID().uuidString
+        let leaseSeconds = configuration.feedRefresh > 0 ? max(1, configuration.feedRefresh * 0.9) : configuration.feedTimeout + 5
+        posts.fetchLease = { [store, logger = app.logger] in
+            do {
+                return try await store.acquireLease("posts-fetch", holder: holder, duration: .seconds(leaseSeconds))
+            } catch {
+                logger.warning("cannot take the posts fetch lease; fetching anyway", metadata: ["error": "\(error)"])
+                return true
+            }
+        }
         PostsRoutes(feed: posts).register(on: app.router)
         posts.reportFetches { TidingsMetrics.shared.recordUpstreamFetch(outcome: $0) }
         SampleFeedRoutes().register(on: app.router)
@@ -70,10 +87,32 @@ public final class TidingsResources {
 
         let state = state
         app.revisionProvider = { MainActor.assumeIsolated { state.revision } }
-        app.addShutdownTask { [writes, store] in
+        app.storeAvailability = { [store] in store.isAvailable }
+        app.addShutdownTask { [writes, store, feed] in
             await writes.drain()
+            feed.stop()
             await store.close()
         }
+    }
+
+    /// SQLite under `--data-dir`, or PostgreSQL for `--database-url`.
+    private static func openStore(_ configuration: TidingsConfiguration, limits: ChangeStoreLimits,
+                                  logger: Logger) throws -> any ChangeStore {
+        if let url = configuration.databaseURL {
+            return try openPostgres(url: url, limits: limits, logger: logger)
+        }
+        do {
+            return try SQLiteStore(directory: URL(fileURLWithPath: configuration.dataDir, isDirectory: true), limits: limits)
+        } catch {
+            throw StartupError(description: "cannot open the store in \(configuration.dataDir): \(error)")
+        }
+    }
+
+    /// A database URL without its password, for messages.
+    static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url) else { return "(the database URL)" }
+        if components.password != nil { components.password = "***" }
+        return components.string ?? "(the database URL)"
     }
 
     /// The built-in set, or the `--preferences` schema, with stored values that still fit.
@@ -87,7 +126,7 @@ public final class TidingsResources {
         return stored
     }
 
-    private static func makePreferences(_ configuration: TidingsConfiguration, store mirror: SharedStoreKeyValueStore) throws -> Preferences {
+    private static func makePreferences(_ configuration: TidingsConfiguration, store mirror: InMemoryKeyValueStore) throws -> Preferences {
         guard let path = configuration.preferencesFile else {
             return BuiltInPreferences(store: mirror).preferences
         }

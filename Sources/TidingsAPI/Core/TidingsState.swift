@@ -1,80 +1,152 @@
+import Foundation
+import Logging
 import Observing
 import OpenCombine
 import TidingsStore
 
-/// Everything the server holds in memory: the observable objects (the cache that every read is
-/// served from), the revision bookkeeping, and the replay journal.
+/// Everything the server holds in memory: the observable objects (the cache every read is
+/// served from), the revision bookkeeping, and the replay journal — and ``apply(_:)``, the one
+/// function through which every committed change, this instance's or another's, reaches them.
 ///
-/// Confined to the main actor, which in the server *is* the libevent loop: handlers, stream
-/// subscribers and the write pipeline's apply step all run there, so none of this needs a lock.
+/// Confined to the main actor, which in the server *is* the libevent loop, so none of this
+/// needs a lock.
 @MainActor
 final class TidingsState {
     let preferences: Preferences
     let things: ThingStore
     let textCase: TextCase
     let journal: EventJournal
+    private let logger: Logger
 
-    /// The global revision the in-memory state reflects (`Tidings-Revision`).
+    /// The global revision the in-memory state reflects (`Tidings-Revision`): the last change
+    /// applied. Changes are applied strictly in order, so every revision up to it is applied.
     private(set) var revision: UInt64
     /// The revision that last changed each preference (absent: never set, revision 0).
     private(set) var preferenceRevisions: [String: UInt64]
     /// The revision that last changed the thing list.
     private(set) var thingsRevision: UInt64
-    /// The newest event of each topic, so a subscriber woken by a per-key subject finds the
-    /// frame already encoded instead of encoding it once per subscriber.
-    private(set) var latestEntries: [EventTopic: JournalEntry] = [:]
-    /// The posts feed's state as `GET /posts` answers it (one line of JSON); set by the feed.
-    var postsSnapshotJSON: () -> String = { #"{"state":"idle","posts":[],"fetchedAt":null,"error":null,"source":null}"# }
-    /// Posts events, sent by the feed right after it recorded them.
+    /// The stored posts document (what `posts` events carry) and its revision.
+    private(set) var posts: StoredPosts?
+    /// The `GET /posts` body before any posts document was stored (set by the posts feed).
+    var idlePostsJSON: () -> String = { #"{"state":"idle","posts":[],"fetchedAt":null,"error":null,"source":null}"# }
+    /// `posts` events, in revision order (the feed's own subject: posts are one document).
     let postsEvents = PassthroughSubject<JournalEntry, Never>()
+    /// Sent after memory was rebuilt from a snapshot (the history no longer reached back to
+    /// this instance's position): streams must `reset` and send a fresh snapshot.
+    let reloads = PassthroughSubject<Void, Never>()
 
-    init(preferences: Preferences, snapshot: StoreSnapshot, textCase: TextCase, replayCapacity: Int) {
+    init(preferences: Preferences, snapshot: StoreSnapshot, textCase: TextCase,
+         journal: EventJournal, logger: Logger) {
         self.preferences = preferences
         var environment = EnvironmentValues()
         environment.textCase = textCase
         self.things = ThingStore(snapshot.things, environment: environment)
         self.textCase = textCase
+        self.journal = journal
+        self.logger = logger
         self.revision = snapshot.revision
         self.thingsRevision = snapshot.thingsRevision
+        self.posts = snapshot.posts
         self.preferenceRevisions = snapshot.preferences
             .filter { preferences.declaration(forKey: $0.key) != nil }
             .mapValues(\.revision)
-        self.journal = EventJournal(capacity: replayCapacity, floor: snapshot.revision)
+        preferences.seedRevisions(preferenceRevisions)
     }
 
     func revision(ofPreference key: String) -> UInt64 { preferenceRevisions[key] ?? 0 }
 
-    /// Moves the current revision forward without an event (a change that altered nothing here,
-    /// e.g. another instance's posts announcement).
-    func advance(to newRevision: UInt64) {
-        if newRevision > revision { revision = newRevision }
-    }
+    // MARK: The one change path
 
-    /// Records a preference change as its `preference` event (see ``record(_:)``).
-    func recordPreference(_ key: String, value: PreferenceValue, revision: UInt64) {
-        let data = PreferenceEventData(key: key, value: value, revision: revision)
-        record(JournalEntry(revision: revision, topic: .preference(key),
-                            frame: EventFrame.frame(id: revision, event: "preference", data: data)))
-    }
-
-    /// Records a thing-list change (the list after it) as its `things` event (see ``record(_:)``).
-    func recordThings(_ list: [String], revision: UInt64, op: String, thing: String?) {
-        let data = ThingsEventData(things: list, revision: revision, change: .init(op: op, thing: thing))
-        record(JournalEntry(revision: revision, topic: .things,
-                            frame: EventFrame.frame(id: revision, event: "things", data: data)))
-    }
-
-    /// Records an announced change: it becomes the current revision, enters the replay journal
-    /// and is what the topic's subscribers will send. Call before announcing on the subject.
-    func record(_ entry: JournalEntry) {
-        precondition(entry.revision > revision, "revisions must increase")
-        revision = entry.revision
-        journal.append(entry)
-        latestEntries[entry.topic] = entry
-        switch entry.topic {
-        case let .preference(key): preferenceRevisions[key] = entry.revision
-        case .things: thingsRevision = entry.revision
-        case .posts: break
+    /// Applies the next committed change: memory, the journal, then the change's subject, which
+    /// carries the event encoded once. Returns false (applying nothing) unless `change` is
+    /// exactly the next revision; the caller (``ChangeFeed``) keeps the order.
+    @discardableResult
+    func apply(_ change: Change) -> Bool {
+        guard change.revision == revision + 1 else { return false }
+        revision = change.revision
+        let entry = Self.entry(for: change, preferences: preferences)
+        if let entry { journal.append(entry) }
+        switch change.kind {
+        case let .preference(key, _):
+            // A key this instance does not declare (another schema): the revision only.
+            guard let entry, let value = entry.preferenceValue else { return true }
+            preferenceRevisions[key] = change.revision
+            preferences.receive(key: key, value: value, revision: change.revision, payload: entry)
+        case let .things(op, thing, list):
+            thingsRevision = change.revision
+            things.apply(Self.edit(op: op, thing: thing, list: list, current: things.things),
+                         revision: change.revision, payload: entry)
+        case let .posts(document):
+            posts = StoredPosts(document: document, revision: change.revision)
+            if let entry { postsEvents.send(entry) }
         }
+        return true
+    }
+
+    /// The edit that takes `current` to `list`: the change's own op when memory agrees with
+    /// the store, else a replacement (the store's list is the truth; memory is repaired).
+    private static func edit(op: Change.ThingsOp, thing: String?, list: [String], current: [String]) -> ThingEdit {
+        switch (op, thing) {
+        case let (.add, thing?) where current + [thing] == list: return .add(thing)
+        case let (.remove, thing?) where current.filter({ $0 != thing }) == list && current.contains(thing): return .remove(thing)
+        default: return .replaceAll(list)
+        }
+    }
+
+    /// Rebuilds memory from `snapshot` when the history no longer reaches back to this
+    /// instance's position (it fell too far behind, or the database was replaced). Streams are
+    /// told through ``reloads`` and start over with a snapshot.
+    func reload(_ snapshot: StoreSnapshot) {
+        logger.warning("rebuilding memory from the store", metadata: [
+            "from": "\(revision)", "to": "\(snapshot.revision)",
+        ])
+        revision = max(revision, snapshot.revision)
+        journal.reset(floor: revision)
+        for declaration in preferences.declarations {
+            let record = snapshot.preferences[declaration.key]
+            let value = record?.json.flatMap { Self.preferenceValue(json: $0, declaration: declaration) } ?? declaration.defaultValue
+            let recordRevision = record?.revision ?? 0
+            preferenceRevisions[declaration.key] = recordRevision
+            if preferences.value(forKey: declaration.key) != value || preferences.revision(forKey: declaration.key) != recordRevision {
+                preferences.receive(key: declaration.key, value: value, revision: recordRevision, payload: nil)
+            }
+        }
+        thingsRevision = snapshot.thingsRevision
+        if things.things != snapshot.things {
+            things.apply(.replaceAll(snapshot.things), revision: snapshot.thingsRevision, payload: nil)
+        }
+        posts = snapshot.posts
+        reloads.send()
+    }
+
+    // MARK: Events, encoded once
+
+    /// The event announcing `change` (nil for a key this instance does not declare). The same
+    /// change gives the same bytes on every instance: the history replays what live streams saw.
+    static func entry(for change: Change, preferences: Preferences) -> JournalEntry? {
+        let revision = change.revision
+        switch change.kind {
+        case let .preference(key, json):
+            guard let declaration = preferences.declaration(forKey: key) else { return nil }
+            let value = json.flatMap { preferenceValue(json: $0, declaration: declaration) } ?? declaration.defaultValue
+            let data = PreferenceEventData(key: key, value: value, revision: revision)
+            return JournalEntry(revision: revision, topic: .preference(key),
+                                frame: EventFrame.frame(id: revision, event: "preference", data: data),
+                                preferenceValue: value)
+        case let .things(op, thing, list):
+            let data = ThingsEventData(things: list, revision: revision, change: .init(op: op.rawValue, thing: thing))
+            return JournalEntry(revision: revision, topic: .things,
+                                frame: EventFrame.frame(id: revision, event: "things", data: data))
+        case let .posts(document):
+            return JournalEntry(revision: revision, topic: .posts,
+                                frame: EventFrame.frame(id: revision, event: "posts", json: document))
+        }
+    }
+
+    /// A stored value as its declaration types it; nil when it no longer fits (then the
+    /// default applies, as at start-up).
+    static func preferenceValue(json: String, declaration: PreferenceDeclaration) -> PreferenceValue? {
+        guard let raw = try? JSONDecoder().decode(PreferenceValue.self, from: Data(json.utf8)) else { return nil }
+        return try? declaration.check(raw).get()
     }
 }

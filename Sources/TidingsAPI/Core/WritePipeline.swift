@@ -10,19 +10,27 @@ enum WriteRequest: Sendable {
     case addThing(String)
     case removeThing(String)
     case replaceThings([String])
-    /// Takes a revision for an event about something that is not stored (the posts feed).
-    case announce(topic: String)
+    /// Stores the posts feed's document (what `GET /posts` and `posts` events show).
+    case setPosts(String)
 }
 
 /// What a committed write did. Records are read from ``TidingsState`` afterwards.
 enum WriteOutcome: Sendable, Equatable {
-    /// The keys whose value changed (empty: the write changed nothing, no revision taken).
-    case preferences(changed: [String])
+    /// The keys whose value changed, with the value and revision this write gave them (empty:
+    /// the write changed nothing, no revision taken).
+    case preferences(changed: [PreferenceRevision])
     case thingAdded(String, revision: UInt64)
     case thingRemoved(String, revision: UInt64)
     case thingsReplaced(revision: UInt64)
-    /// For ``WriteRequest/announce(topic:)``: the revision taken (the event is already recorded).
-    case announced(revision: UInt64)
+    /// The posts document's revision (nil: it was already stored, nothing announced).
+    case postsStored(revision: UInt64?)
+}
+
+/// A preference's value as one write left it, and the revision that write took.
+struct PreferenceRevision: Sendable, Equatable {
+    let key: String
+    let value: PreferenceValue
+    let revision: UInt64
 }
 
 /// Why a write was refused or not made durable.
@@ -31,129 +39,156 @@ enum WriteFailure: Error, Sendable {
     case thing(ThingError)
     /// A thing whose path would be another resource's (`/things/events` is the stream).
     case reservedThing(String)
-    /// `If-Match` named another revision than the key has (or will have once queued writes land).
+    /// `If-Match` named another revision than the key has in the store.
     case preconditionFailed(key: String, current: UInt64)
-    /// The store could not commit; nothing was applied.
+    /// The store cannot be reached or could not commit; nothing was changed.
     case storeFailed(String)
 }
 
-/// Where committed operations go (the SQLite store in the server).
-protocol DurableLog: Sendable {
-    func commit(_ operations: [StoreOperation]) async throws -> [UInt64]
-}
-
-extension SQLiteStore: DurableLog {}
-
-/// The write path: check on the loop, commit durably off the loop, then apply in memory,
-/// record the events, announce on the per-key subjects, and answer — in that order.
+/// The write path: validate once on the loop, commit off the loop (the store decides the
+/// write's conditions against durable state), then wait until the write's own changes came
+/// through the one ordered change path (``ChangeFeed``) before answering — so the answer,
+/// memory and every stream on this instance agree.
 ///
-/// Writes that arrive while a commit runs queue up and go to the store together as the next
-/// batch (group commit). Each queued write is checked against a *shadow* of the state as it
-/// will be after the writes before it, so two clients adding the same thing in one batch get
-/// 201 and 409, never two rows. Confined to the main actor (the event loop).
+/// Concurrent writes are not batched here: the store groups concurrent commits into one
+/// transaction itself (group commit). Confined to the main actor (the event loop).
 @MainActor
 final class WritePipeline {
     typealias Completion = @MainActor (Result<WriteOutcome, WriteFailure>) -> Void
 
-    private struct Queued {
-        let request: WriteRequest
-        let completion: Completion
-    }
-
-    /// A checked write, ready to commit.
-    private struct Planned {
-        let operations: [StoreOperation]
-        let changedPreferences: [ValidatedChanges.Entry]
-        let completion: Completion
-        let request: WriteRequest
-    }
-
     private let state: TidingsState
-    private let log: any DurableLog
-    private var queue: [Queued] = []
-    private var committing = false
+    private let store: any ChangeStore
+    private let feed: ChangeFeed
+    private var inFlight = 0
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     /// Called after every commit with how long the store took (for metrics).
     var onCommit: (@MainActor (_ seconds: Double, _ operations: Int) -> Void)?
 
-    init(state: TidingsState, log: any DurableLog) {
+    /// Things that would shadow a route under `/things/`.
+    private static let reservedThings: Set<String> = ["events"]
+
+    init(state: TidingsState, store: any ChangeStore, feed: ChangeFeed) {
         self.state = state
-        self.log = log
+        self.store = store
+        self.feed = feed
     }
 
-    /// Queues `request`; `completion` runs on the loop once it is durable and applied, or refused.
+    /// Checks `request`, commits it, and calls `completion` on the loop once its changes are
+    /// applied (or it was refused).
     func submit(_ request: WriteRequest, completion: @escaping Completion) {
-        queue.append(Queued(request: request, completion: completion))
-        if !committing { flush() }
+        let write: StoreWrite
+        switch plan(request) {
+        case let .failure(failure): return completion(.failure(failure))
+        case let .success(planned): write = planned
+        }
+        inFlight += 1
+        Task { @MainActor in
+            let result = await commit(write, for: request)
+            completion(result)
+            inFlight -= 1
+            if inFlight == 0 {
+                let waiters = drainWaiters
+                drainWaiters = []
+                waiters.forEach { $0.resume() }
+            }
+        }
     }
-
-    /// True while nothing is queued or committing.
-    var isIdle: Bool { queue.isEmpty && !committing }
 
     /// Returns once every write submitted so far is committed and answered (graceful shutdown).
     func drain() async {
-        if isIdle { return }
+        if inFlight == 0 { return }
         await withCheckedContinuation { drainWaiters.append($0) }
     }
 
-    // MARK: Batching
-
-    private func flush() {
-        guard !committing else { return }
-        guard !queue.isEmpty else {
-            let waiters = drainWaiters
-            drainWaiters = []
-            waiters.forEach { $0.resume() }
-            return
+    private func commit(_ write: StoreWrite, for request: WriteRequest) async -> Result<WriteOutcome, WriteFailure> {
+        let started = ContinuousClock.now
+        let changes: [Change]
+        do {
+            changes = try await store.commit(write)
+        } catch {
+            return .failure(Self.failure(error))
         }
-        let batch = queue
-        queue = []
-        var shadow = Shadow(state)
-        var planned: [Planned] = []
-        for item in batch {
-            switch plan(item.request, against: &shadow) {
-            case let .failure(failure):
-                item.completion(.failure(failure))
-            case let .success((operations, entries)):
-                planned.append(Planned(operations: operations, changedPreferences: entries,
-                                       completion: item.completion, request: item.request))
-            }
-        }
-        guard !planned.isEmpty else { return flush() }
-        committing = true
-        Task { await commit(planned) }
+        report(since: started, operations: changes.count)
+        feed.deliver(changes)
+        if let last = changes.last { await feed.waitUntilApplied(last.revision) }
+        return .success(outcome(of: request, changes: changes))
     }
 
-    private func commit(_ planned: [Planned]) async {
-        let operations = planned.flatMap(\.operations)
-        let started = ContinuousClock.now
-        if operations.isEmpty {
-            planned.forEach { apply($0, revisions: []) }
-        } else {
-            do {
-                let revisions = try await log.commit(operations)
-                report(since: started, operations: operations.count)
-                var offset = 0
-                for item in planned {
-                    apply(item, revisions: Array(revisions[offset..<offset + item.operations.count]))
-                    offset += item.operations.count
-                }
-            } catch {
-                // One batch, one transaction: find out whose write failed by committing each
-                // on its own, so one bad write never costs the others theirs.
-                for item in planned {
-                    guard !item.operations.isEmpty else { apply(item, revisions: []); continue }
-                    do {
-                        let revisions = try await log.commit(item.operations)
-                        apply(item, revisions: revisions)
-                    } catch {
-                        item.completion(.failure(.storeFailed(String(describing: error))))
-                    }
-                }
+    // MARK: Checking (once, before the commit)
+
+    private func plan(_ request: WriteRequest) -> Result<StoreWrite, WriteFailure> {
+        switch request {
+        case let .preferences(patch, ifMatch):
+            let validated: ValidatedChanges
+            do { validated = try state.preferences.validate(patch) } catch {
+                return .failure(.invalidPreferences(error))
             }
+            let operations = validated.entries.map { entry -> WriteOperation in
+                let defaultJSON = EventFrame.json(state.preferences.declaration(forKey: entry.key)!.defaultValue)
+                return .setPreference(key: entry.key, json: entry.storedValue.map { EventFrame.json($0) }, defaultJSON: defaultJSON)
+            }
+            return .success(StoreWrite(operations, expectedRevisions: ifMatch))
+        case let .addThing(raw):
+            do throws(ThingError) {
+                // Whether it is already there is decided by the store against durable state;
+                // here only the text and the list's size (memory never runs ahead of the store).
+                let thing = ThingRules.normalize(raw, textCase: state.textCase)
+                try ThingRules.validateText(thing)
+                // At the limit, a thing already there is still a conflict (the store says so).
+                if state.things.things.count >= ThingRules.maxCount && !state.things.contains(thing) {
+                    throw .tooMany(limit: ThingRules.maxCount)
+                }
+                if Self.reservedThings.contains(thing) { return .failure(.reservedThing(thing)) }
+                return .success(StoreWrite([.addThing(thing)]))
+            } catch {
+                return .failure(.thing(error))
+            }
+        case let .removeThing(raw):
+            return .success(StoreWrite([.removeThing(ThingRules.normalize(raw, textCase: state.textCase))]))
+        case let .replaceThings(raws):
+            do {
+                let list = try ThingRules.validateList(raws, textCase: state.textCase)
+                if let reserved = list.first(where: Self.reservedThings.contains) { return .failure(.reservedThing(reserved)) }
+                return .success(StoreWrite([.replaceThings(list)]))
+            } catch {
+                return .failure(.thing(error))
+            }
+        case let .setPosts(document):
+            return .success(StoreWrite([.setPosts(document)]))
         }
-        committing = false
-        flush()
+    }
+
+    private func outcome(of request: WriteRequest, changes: [Change]) -> WriteOutcome {
+        switch request {
+        case .preferences:
+            return .preferences(changed: changes.compactMap { change in
+                guard case let .preference(key, json) = change.kind,
+                      let declaration = state.preferences.declaration(forKey: key) else { return nil }
+                let value = json.flatMap { TidingsState.preferenceValue(json: $0, declaration: declaration) } ?? declaration.defaultValue
+                return PreferenceRevision(key: key, value: value, revision: change.revision)
+            })
+        case let .addThing(raw):
+            let thing = ThingRules.normalize(raw, textCase: state.textCase)
+            return .thingAdded(thing, revision: changes.first?.revision ?? state.thingsRevision)
+        case let .removeThing(raw):
+            let thing = ThingRules.normalize(raw, textCase: state.textCase)
+            return .thingRemoved(thing, revision: changes.first?.revision ?? state.thingsRevision)
+        case .replaceThings:
+            return .thingsReplaced(revision: changes.first?.revision ?? state.thingsRevision)
+        case .setPosts:
+            return .postsStored(revision: changes.first?.revision)
+        }
+    }
+
+    private static func failure(_ error: any Error) -> WriteFailure {
+        switch error as? StoreError {
+        case let .preconditionFailed(key, current)?: return .preconditionFailed(key: key, current: current)
+        case let .duplicateThing(thing)?: return .thing(.duplicate(thing))
+        case let .thingNotFound(thing)?: return .thing(.notFound(thing))
+        case let .unavailable(reason)?: return .storeFailed("the database is unreachable: \(reason)")
+        case .closed?: return .storeFailed("the store is closed (shutting down)")
+        default: return .storeFailed(String(describing: error))
+        }
     }
 
     private func report(since started: ContinuousClock.Instant, operations: Int) {
@@ -161,130 +196,5 @@ final class WritePipeline {
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         onCommit(seconds, operations)
-    }
-
-    // MARK: Checking against the shadow
-
-    /// Things that would shadow a route under `/things/`.
-    private static let reservedThings: Set<String> = ["events"]
-
-    private func plan(_ request: WriteRequest, against shadow: inout Shadow)
-        -> Result<([StoreOperation], [ValidatedChanges.Entry]), WriteFailure>
-    {
-        switch request {
-        case let .preferences(patch, ifMatch):
-            let validated: ValidatedChanges
-            do { validated = try state.preferences.validate(patch) } catch {
-                return .failure(.invalidPreferences(error))
-            }
-            for (key, accepted) in ifMatch.sorted(by: { $0.key < $1.key })
-            where !(shadow.revision(of: key).map(accepted.contains) ?? false) {
-                return .failure(.preconditionFailed(key: key, current: state.revision(ofPreference: key)))
-            }
-            var operations: [StoreOperation] = []
-            var changed: [ValidatedChanges.Entry] = []
-            for entry in validated.entries where shadow.values[entry.key] != entry.newValue {
-                shadow.values[entry.key] = entry.newValue
-                shadow.pendingKeys.insert(entry.key)
-                changed.append(entry)
-                if let stored = entry.storedValue {
-                    operations.append(.setPreference(key: entry.key, json: EventFrame.json(stored)))
-                } else {
-                    operations.append(.resetPreference(key: entry.key))
-                }
-            }
-            return .success((operations, changed))
-        case let .addThing(raw):
-            do {
-                let thing = try ThingRules.validateAdd(raw, to: shadow.thingSet, textCase: state.textCase)
-                if Self.reservedThings.contains(thing) { return .failure(.reservedThing(thing)) }
-                shadow.thingSet.insert(thing)
-                shadow.thingList.append(thing)
-                return .success(([.addThing(thing)], []))
-            } catch {
-                return .failure(.thing(error))
-            }
-        case let .removeThing(raw):
-            let thing = ThingRules.normalize(raw, textCase: state.textCase)
-            guard shadow.thingSet.remove(thing) != nil else { return .failure(.thing(.notFound(thing))) }
-            shadow.thingList.removeAll { $0 == thing }
-            return .success(([.removeThing(thing)], []))
-        case let .replaceThings(raws):
-            do {
-                let list = try ThingRules.validateList(raws, textCase: state.textCase)
-                if let reserved = list.first(where: Self.reservedThings.contains) { return .failure(.reservedThing(reserved)) }
-                // The same list in the same order changes nothing: no revision, no event.
-                guard list != shadow.thingList else { return .success(([], [])) }
-                shadow.thingSet = Set(list)
-                shadow.thingList = list
-                return .success(([.replaceThings(list)], []))
-            } catch {
-                return .failure(.thing(error))
-            }
-        case let .announce(topic):
-            return .success(([.announce(topic: topic)], []))
-        }
-    }
-
-    // MARK: Applying what is durable
-
-    /// Memory, then journal, then subjects, then the answer. `revisions` pair with the operations.
-    private func apply(_ item: Planned, revisions: [UInt64]) {
-        switch item.request {
-        case .preferences:
-            var patch: [String: PreferenceInput] = [:]
-            for (entry, revision) in zip(item.changedPreferences, revisions) {
-                patch[entry.key] = .value(entry.newValue)
-                state.recordPreference(entry.key, value: entry.newValue, revision: revision)
-            }
-            if !patch.isEmpty, let validated = try? state.preferences.validate(PreferencePatch(patch)) {
-                state.preferences.apply(validated)
-            }
-            item.completion(.success(.preferences(changed: item.changedPreferences.map(\.key))))
-        case .addThing:
-            guard case let .addThing(thing)? = item.operations.first else { return }
-            state.recordThings(state.things.things + [thing], revision: revisions[0], op: "add", thing: thing)
-            state.things.apply(.add(thing))
-            item.completion(.success(.thingAdded(thing, revision: revisions[0])))
-        case .removeThing:
-            guard case let .removeThing(thing)? = item.operations.first else { return }
-            state.recordThings(state.things.things.filter { $0 != thing }, revision: revisions[0], op: "remove", thing: thing)
-            state.things.apply(.remove(thing))
-            item.completion(.success(.thingRemoved(thing, revision: revisions[0])))
-        case .replaceThings:
-            guard case let .replaceThings(list)? = item.operations.first else {
-                // The list was already this one: nothing stored, the revision stays.
-                item.completion(.success(.thingsReplaced(revision: state.thingsRevision)))
-                return
-            }
-            state.recordThings(list, revision: revisions[0], op: "replace", thing: nil)
-            state.things.apply(.replaceAll(list))
-            item.completion(.success(.thingsReplaced(revision: revisions[0])))
-        case .announce:
-            item.completion(.success(.announced(revision: revisions[0])))
-        }
-    }
-}
-
-/// The state as it will be once every queued write before the current one is applied.
-@MainActor
-private struct Shadow {
-    var values: [String: PreferenceValue]
-    var thingSet: Set<String>
-    /// The list in order, so replacing it with an identical list is recognised as no change.
-    var thingList: [String]
-    /// Keys changed by a queued write: their future revision is unknown, so `If-Match` fails.
-    var pendingKeys: Set<String> = []
-    private let revisions: [String: UInt64]
-
-    init(_ state: TidingsState) {
-        values = state.preferences.values
-        thingList = state.things.things
-        thingSet = Set(thingList)
-        revisions = state.preferenceRevisions
-    }
-
-    func revision(of key: String) -> UInt64? {
-        pendingKeys.contains(key) ? nil : (revisions[key] ?? 0)
     }
 }

@@ -28,6 +28,11 @@ final class PostsFeed {
     private var resolvedSource: URL?
     private var shutDown = false
     private let meter: UpstreamFetchMeter
+    private let state: TidingsState
+    private let gate = RefreshGate()
+    private var adoption: AnyCancellable?
+    /// Takes the cluster's fetch lease for this instance (true: fetch upstream).
+    var fetchLease: @Sendable () async -> Bool = { true }
 
     /// The loader's state, updated *before* anyone is told of a change (`@Published` announces
     /// in `willSet`, when the loader's own property still holds the old value).
@@ -50,15 +55,24 @@ final class PostsFeed {
         self.client = client
         self.logger = logger
         meter = UpstreamFetchMeter(logger: logger)
-        announcer = PostsAnnouncer(state: state, writes: writes) { [unowned self] in (current, json) }
+        self.state = state
+        announcer = PostsAnnouncer(writes: writes) { [unowned self] in (current, json) }
         announcer.onFailure = { [logger] failure in
-            logger.warning("posts event not announced: \(failure)")
+            logger.warning("posts document not stored: \(failure)")
         }
-        // A stream's snapshot is the state as of the current revision: the last announced one
-        // (the live state may be ahead of it while its event is being committed or held back).
-        state.postsSnapshotJSON = { [unowned self] in
-            announcer.lastAnnouncedJSON ?? PostsStateBody(.idle, source: source.absoluteString, timeout: policy.timeout).json
+        // `?wait=` answers go out once the state they show is stored, so a client that reads
+        // the answer and then the stream never sees an older state after a newer one.
+        announcer.onSettled = { [unowned self] in
+            if current.phase != .loading { waiters.answerAll(with: response()) }
         }
+        // A stream's snapshot is the stored document as of the current revision (the live
+        // state may be ahead of it while it is being stored); before the first one, idle.
+        state.idlePostsJSON = { [unowned self] in
+            PostsStateBody(.idle, source: source.absoluteString, timeout: policy.timeout).json
+        }
+        // Another instance's fetch, stored as a document: taken over so every instance serves
+        // the same posts (and announces nothing new: it is what was stored).
+        adoption = state.postsEvents.sink { [unowned self] _ in adoptStoredPosts() }
     }
 
     /// The upstream policy from the flags: `--feed-timeout`, 8 MiB, back-off 1 s doubling up
@@ -108,7 +122,8 @@ final class PostsFeed {
             headers["Authorization"] = "Bearer \(token)"
         }
         var environment = EnvironmentValues()
-        environment.httpClient = MeteredHTTPClient(base: client, meter: meter)
+        environment.httpClient = ClusterFeedClient(base: MeteredHTTPClient(base: client, meter: meter), gate: gate,
+                                                   lease: { [fetchLease] in await fetchLease() })
         let loader = DataLoader<FetchedPosts>(request: HTTPClientRequest(url: source, headers: headers),
                                               environment: environment, policy: policy) { [meter] data in
             do {
@@ -122,16 +137,36 @@ final class PostsFeed {
         }
         loaderStorage = loader
         subscription = loader.$state.dropFirst().sink { [unowned self] newState in stateDidChange(newState) }
+        adoptStoredPosts()
         return loader
+    }
+
+    /// Takes the stored posts document when it holds posts newer than the loader's.
+    private func adoptStoredPosts() {
+        guard let loaderStorage, let document = state.posts?.document,
+              let stored = Self.loaded(fromDocument: document) else { return }
+        if let held = current.lastGood, held.fetchedAt >= stored.loaded.fetchedAt { return }
+        announcer.willAdopt(.loaded(stored.loaded))
+        loaderStorage.adopt(stored.loaded, body: stored.body)
+    }
+
+    /// The loaded posts a stored `GET /posts` document shows (nil unless it shows some).
+    static func loaded(fromDocument document: String) -> (loaded: Loaded<FetchedPosts>, body: Data)? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any],
+              let fetchedAt = (object["fetchedAt"] as? String).flatMap({ try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse($0) }),
+              let posts = object["posts"], let body = try? JSONSerialization.data(withJSONObject: posts),
+              let decoded = try? Post.decodeFeed(body) else { return nil }
+        // Half a microsecond up, so the millisecond text (which truncates) reads back the same.
+        return (Loaded(value: FetchedPosts(decoded), fetchedAt: fetchedAt.addingTimeInterval(0.000_000_5)), body)
     }
 
     private func stateDidChange(_ newState: LoadState<FetchedPosts>) {
         current = newState
+        gate.setHoldsContent(newState.lastGood != nil)
         cachedBody = nil
         if let error = newState.error {
             logger.notice("posts feed failed: \(PostsStateBody.message(error, timeout: policy.timeout))")
         }
-        if newState.phase != .loading { waiters.answerAll(with: response()) }
         announcer.stateDidChange(newState)
     }
 
@@ -146,7 +181,10 @@ final class PostsFeed {
     func fetchIfNeeded() { loader?.fetchDataIfNeeded() }
 
     /// Starts a load, or joins the running one (`POST /posts/refresh`).
-    func refresh() { loader?.refresh() }
+    func refresh() {
+        gate.markRequested()
+        loader?.refresh()
+    }
 
     /// Abandons the running load; false when none was running.
     func cancel() -> Bool { loaderStorage?.cancel() ?? false }

@@ -95,6 +95,16 @@ struct PreferenceRoutes {
         }
         writes.submit(.preferences(patch, ifMatch: ifMatch)) { result in
             switch result {
+            case let .success(.preferences(changed)):
+                // The record as this write left it (another write may already be applied too).
+                if let own = changed.first(where: { $0.key == key }), own.revision != state.revision(ofPreference: key) {
+                    let declaration = state.preferences.declaration(forKey: key)!
+                    let record = PreferenceRecord(key: key, value: own.value, default: declaration.defaultValue,
+                                                  type: declaration.type, revision: own.revision)
+                    responder.send(.json(bytes: Array(EventFrame.json(record).utf8), headers: ["ETag": "\"\(own.revision)\""]))
+                } else {
+                    responder.send(recordResponse(key))
+                }
             case .success: responder.send(recordResponse(key))
             case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
             }

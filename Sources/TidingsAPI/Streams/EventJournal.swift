@@ -1,3 +1,5 @@
+import Observing
+
 /// What an event is about; a stream covers a set of these.
 enum EventTopic: Hashable, Sendable {
     case preference(String)
@@ -11,57 +13,75 @@ struct JournalEntry: Sendable {
     let topic: EventTopic
     /// The complete SSE frame (`id:`, `event:`, `data:`, blank line).
     let frame: [UInt8]
+    /// For a `preference` event: the value it announces, typed by its declaration.
+    var preferenceValue: PreferenceValue? = nil
 }
 
-/// The replay ring behind `Last-Event-ID`: the most recent events in revision order.
+/// The replay history behind `Last-Event-ID`: the most recent events in revision order,
+/// bounded by count (`--replay-buffer`) and by bytes (`--replay-bytes`), oldest evicted first.
+/// Filled at start-up from the store's change table, then by every applied change, so it is
+/// the same on every instance sharing the store.
 ///
-/// Confined to the main actor (the event loop). Every revision announces exactly one event, so
-/// the ring holds a contiguous run of revisions; `floor` is the revision just before the oldest
-/// one it can replay (at start-up: the revision loaded from the store).
+/// Confined to the main actor (the event loop). `floor` is the revision just before the oldest
+/// event it can replay: a resume from below it cannot be answered without a gap.
 @MainActor
 final class EventJournal {
-    private var ring: [JournalEntry?]
-    private var start = 0
-    private(set) var count = 0
+    private var entries: [JournalEntry] = []
+    private var head = 0
+    private(set) var byteCount = 0
     private(set) var floor: UInt64
+    let capacity: Int
+    let maxBytes: Int
 
-    init(capacity: Int, floor: UInt64) {
-        ring = Array(repeating: nil, count: max(capacity, 0))
+    init(capacity: Int, maxBytes: Int, floor: UInt64) {
+        self.capacity = max(capacity, 0)
+        self.maxBytes = max(maxBytes, 0)
         self.floor = floor
     }
 
-    var capacity: Int { ring.count }
+    var count: Int { entries.count - head }
+
+    /// Starts the history from `history` (oldest first), which ends at `current`.
+    func seed(_ history: [JournalEntry], floor newFloor: UInt64) {
+        reset(floor: newFloor)
+        for entry in history { append(entry) }
+    }
+
+    /// Forgets everything: resumes from before `floor` get a reset.
+    func reset(floor newFloor: UInt64) {
+        entries = []
+        head = 0
+        byteCount = 0
+        floor = newFloor
+    }
 
     func append(_ entry: JournalEntry) {
-        guard !ring.isEmpty else { floor = entry.revision; return }
-        if count == ring.count {
-            floor = ring[start]!.revision
-            ring[start] = entry
-            start = (start + 1) % ring.count
-        } else {
-            ring[(start + count) % ring.count] = entry
-            count += 1
+        entries.append(entry)
+        byteCount += entry.frame.count
+        while count > 0 && (count > capacity || byteCount > maxBytes) {
+            let evicted = entries[head]
+            floor = evicted.revision
+            byteCount -= evicted.frame.count
+            head += 1
         }
+        if head > 1024 && head * 2 > entries.count {
+            entries.removeFirst(head)
+            head = 0
+        }
+        if count == 0 { floor = max(floor, entry.revision) }
     }
 
     /// The retained entries after `revision` that `covers` accepts, oldest first; `nil` when the
-    /// ring cannot answer without a gap (the id is older than what is retained, or newer than
-    /// `current`), in which case the stream must `reset` and send a snapshot.
+    /// history cannot answer without a gap (the id is older than what is retained, or newer
+    /// than `current`), in which case the stream must `reset` and send a snapshot.
     func entries(after revision: UInt64, current: UInt64, where covers: (EventTopic) -> Bool) -> [JournalEntry]? {
         guard revision >= floor, revision <= current else { return nil }
-        var result: [JournalEntry] = []
         // Entries are in revision order: binary search for the first one after `revision`.
-        var low = 0, high = count
+        var low = head, high = entries.count
         while low < high {
             let mid = (low + high) / 2
-            if entry(at: mid).revision <= revision { low = mid + 1 } else { high = mid }
+            if entries[mid].revision <= revision { low = mid + 1 } else { high = mid }
         }
-        for index in low..<count {
-            let candidate = entry(at: index)
-            if covers(candidate.topic) { result.append(candidate) }
-        }
-        return result
+        return entries[low...].filter { covers($0.topic) }
     }
-
-    private func entry(at index: Int) -> JournalEntry { ring[(start + index) % ring.count]! }
 }

@@ -4,6 +4,9 @@ struct StreamCoverage: Equatable {
     var preferenceKeys: [String] = []
     var things = false
     var posts = false
+    /// OFREP's stream (`GET /ofrep/v1/events`): the covered preferences' changes are written as
+    /// OFREP notifications (StreamHub.ofrep) instead of `preference` events, with no snapshot.
+    var ofrep = false
 
     func covers(_ topic: EventTopic) -> Bool {
         switch topic {

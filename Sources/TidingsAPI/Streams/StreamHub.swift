@@ -7,9 +7,9 @@ import OpenCombine
 ///
 /// A stream starts with a snapshot (or, when resuming, the journal's events after its
 /// `Last-Event-ID`, or a `reset` and a snapshot when the journal cannot answer without a gap),
-/// written at the pace the client reads. Live events follow in revision order: a subscriber
-/// woken by a key's subject sends that key's newest journal entry, encoded once for all
-/// streams, and never one it already sent. Confined to the main actor (the event loop).
+/// written at the pace the client reads. Live events follow in revision order: a key's subject
+/// carries each change with its event encoded once for all streams, and the stream sends what
+/// it receives, never one it already sent. Confined to the main actor (the event loop).
 @MainActor
 final class StreamHub {
     private let state: TidingsState
@@ -18,6 +18,9 @@ final class StreamHub {
     var onCountChange: (@MainActor (Int) -> Void)?
 
     init(state: TidingsState) { self.state = state }
+
+    /// OFREP hook: re-encodes the frames of a stream whose coverage has `ofrep` (OpenFeature/).
+    var ofrep: OFREPNotifications?
 
     var openStreams: Int { subscriptions.count }
 
@@ -35,13 +38,18 @@ final class StreamHub {
         }
         guard let stream = responder.startEventStream(retryMilliseconds: 3_000) else { return }
         let current = state.revision
+        // OFREP hook: the same journal entries, encoded as OFREP notifications.
+        let ofrep = coverage.ofrep ? self.ofrep : nil
+        let encode: @MainActor (JournalEntry) -> [UInt8] = { entry in ofrep?.frame(for: entry) ?? entry.frame }
         var initial: [[UInt8]]
         switch resume {
         case .none:
-            initial = snapshot(coverage, revision: current)
+            initial = ofrep == nil ? snapshot(coverage, revision: current) : []
         case let .after(revision):
             if let replay = state.journal.entries(after: revision, current: current, where: coverage.covers) {
-                initial = replay.map(\.frame)
+                initial = replay.map(encode)
+            } else if let ofrep {
+                initial = [ofrep.resyncFrame(current: current)]
             } else {
                 let reason = revision > current
                     ? "Last-Event-ID \(revision) is newer than the current revision \(current)"
@@ -49,6 +57,8 @@ final class StreamHub {
                 initial = [EventFrame.frame(id: current, event: "reset", data: ResetEventData(reason: reason))]
                 initial += snapshot(coverage, revision: current)
             }
+        case .beyondRange where ofrep != nil:
+            initial = [ofrep!.resyncFrame(current: current)]
         case .beyondRange:
             initial = [EventFrame.frame(id: current, event: "reset",
                                         data: ResetEventData(reason: "Last-Event-ID is newer than the current revision \(current)"))]
@@ -56,25 +66,34 @@ final class StreamHub {
         }
         stream.sendPaced(initial)
 
-        // Everything after `current` arrives through the subjects; nothing at or before it does.
+        // Everything after `current` arrives through the subjects, each change carrying its
+        // event encoded once (the payload); nothing at or before `current` is sent again.
         var lastSent = current
         let deliver: @MainActor (JournalEntry?) -> Void = { [weak stream] entry in
             guard let stream, let entry, entry.revision > lastSent else { return }
             lastSent = entry.revision
-            stream.send(entry.frame)
+            stream.send(encode(entry))
         }
         var cancellables: [AnyCancellable] = []
         for key in coverage.preferenceKeys {
-            guard let publisher = state.preferences.publisher(forKey: key) else { continue }
-            let topic = EventTopic.preference(key)
-            cancellables.append(publisher.dropFirst().sink { [state] _ in deliver(state.latestEntries[topic]) })
+            guard let changes = state.preferences.changes(forKey: key) else { continue }
+            cancellables.append(changes.dropFirst().sink { deliver($0.payload as? JournalEntry) })
         }
         if coverage.things {
-            cancellables.append(state.things.changes.sink { [state] _ in deliver(state.latestEntries[.things]) })
+            cancellables.append(state.things.updates.sink { deliver($0.payload as? JournalEntry) })
         }
         if coverage.posts {
             cancellables.append(state.postsEvents.sink { deliver($0) })
         }
+        // Memory was rebuilt from a snapshot (history pruned past this instance): start over.
+        cancellables.append(state.reloads.sink { [weak self, weak stream] in
+            guard let self, let stream else { return }
+            let now = state.revision
+            lastSent = now
+            let reset = EventFrame.frame(id: now, event: "reset",
+                                         data: ResetEventData(reason: "this server caught up from a snapshot"))
+            stream.sendPaced([reset] + snapshot(coverage, revision: now))
+        })
         let id = ObjectIdentifier(stream)
         subscriptions[id] = cancellables
         onCountChange?(subscriptions.count)
@@ -100,7 +119,7 @@ final class StreamHub {
             frames.append(EventFrame.frame(id: revision, event: "things", data: data))
         }
         if coverage.posts {
-            frames.append(EventFrame.frame(id: revision, event: "posts", json: state.postsSnapshotJSON()))
+            frames.append(EventFrame.frame(id: revision, event: "posts", json: state.posts?.document ?? state.idlePostsJSON()))
         }
         return frames
     }

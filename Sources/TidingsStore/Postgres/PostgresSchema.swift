@@ -8,7 +8,7 @@
 ///   `posts` (one row: document, revision).
 /// - `change`: the history every instance tails — one row per revision, contiguous.
 /// - `lease`: named leases with a holder and an expiry on the database's clock (one posts
-///   refresh per cluster; see ``PostgresStore/acquireLease(_:holder:for:)``).
+///   refresh per cluster; see ``PostgresStore/acquireLease(_:holder:duration:)``).
 /// - `tidings_commit_v1(batch, max_count, max_bytes)`: applies a batch of writes in one
 ///   transaction (each through `tidings_apply_v1`) and returns what each did (see
 ///   ``PostgresBatch``). Functions carry the schema version in their name, so instances of
@@ -41,6 +41,8 @@ enum PostgresSchema {
         "INSERT INTO meta (id, revision, things_revision, history_bytes) VALUES (1, 0, 0, 0) ON CONFLICT (id) DO NOTHING",
         "CREATE TABLE IF NOT EXISTS preference (key text PRIMARY KEY, value text, revision bigint NOT NULL)",
         "CREATE TABLE IF NOT EXISTS thing (text text PRIMARY KEY, position bigint NOT NULL)",
+        // Cluster-wide leases (one instance fetches the posts feed per refresh).
+        "CREATE TABLE IF NOT EXISTS lease (name text PRIMARY KEY, holder text NOT NULL, expires timestamptz NOT NULL)",
         """
         CREATE TABLE IF NOT EXISTS posts (
             id smallint PRIMARY KEY CHECK (id = 1),
@@ -56,13 +58,6 @@ enum PostgresSchema {
             subject text,
             value text,
             bytes bigint NOT NULL
-        )
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS lease (
-            name text PRIMARY KEY,
-            holder text NOT NULL,
-            expires timestamptz NOT NULL
         )
         """,
         thingsChangeFunction,

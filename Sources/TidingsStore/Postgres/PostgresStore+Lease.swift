@@ -1,26 +1,20 @@
+import Foundation
 internal import PostgresNIO
 
 extension PostgresStore {
-    /// Takes or renews the lease `name` for `holder` (e.g. this instance's id) for `duration`;
-    /// true when `holder` holds it now. Another holder gets it only once it expired. Expiry is
-    /// judged on the database's clock, so clock skew between instances does not matter.
-    ///
-    /// For work one instance should do for the whole cluster, such as fetching the posts feed
-    /// once per refresh: the lease holder fetches and commits the document
-    /// (``WriteOperation/setPosts(_:)``), and every instance serves what the change brings.
-    ///
-    /// - Throws: ``StoreError/unavailable(_:)`` while the database cannot be reached.
-    public func acquireLease(_ name: String, holder: String, for duration: Duration) async throws -> Bool {
-        let milliseconds = max(1, duration.nanoseconds / 1_000_000)
+    /// Takes or renews `name` for `holder` in one statement: the upsert only replaces a row
+    /// held by `holder` or expired (by the database's clock, the one clock every instance shares).
+    public func acquireLease(_ name: String, holder: String, duration: Duration) async throws -> Bool {
+        let milliseconds = max(1, duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000)
         let rows = try await withConnection(reader) { [logger] connection in
             try await connection.query("""
-                INSERT INTO lease AS l (name, holder, expires)
-                VALUES (\(name), \(holder), clock_timestamp() + \(milliseconds) * interval '1 millisecond')
+                INSERT INTO lease (name, holder, expires)
+                VALUES (\(name), \(holder), now() + \(milliseconds)::bigint * interval '1 millisecond')
                 ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
-                 WHERE l.expires < clock_timestamp() OR l.holder = excluded.holder
-                RETURNING l.holder
+                 WHERE lease.holder = excluded.holder OR lease.expires < now()
+                RETURNING holder
                 """, logger: logger).collect()
         }
-        return !rows.isEmpty
+        return try rows.contains { try $0.decode(String.self) == holder }
     }
 }

@@ -1,0 +1,153 @@
+// The document-level members of the served contract.
+
+extension OpenAPIContract {
+    /// `info`
+    static func info() -> YAMLNode {
+        .map([
+            ("title", .string("Tidings")),
+            ("version", .string("1.0.0")),
+            ("summary", .string("Observable preferences, an acronym list and a fetched feed, over REST and Server-Sent Events.")),
+            ("description", .string(#"""
+                Machine-readable form of the Tidings HTTP contract (`shared/API.md`). Where API.md is silent,
+                this document decides, and the server follows it.
+
+                ## Conventions (every operation)
+
+                - Request bodies are JSON (UTF-8). Accepted request `Content-Type`s: `application/json`, any
+                  `application/*+json` (e.g. `application/merge-patch+json`), and, so that plain `curl -d` works,
+                  a missing `Content-Type` or `application/x-www-form-urlencoded` whose body is JSON. Any other
+                  explicit type is answered `415`. Parameters of a media type (`; charset=utf-8`) are ignored.
+                - Members of a request object that the operation does not define are ignored (except in
+                  `PATCH /preferences`, where every member names a preference).
+                - Responses: `application/json`; errors `application/problem+json` (RFC 9457, schema `Problem`);
+                  streams `text/event-stream`.
+                - Every response (also errors, `204` and `304`) carries `Tidings-Revision: R`, the global
+                  revision its content reflects. A client that reads and then subscribes with `?lastEventId=R`
+                  misses nothing in between.
+                - Revisions are one global, durable, strictly increasing 64-bit counter (never backwards, also not
+                  across restarts). The `ETag` of a changed resource is the quoted revision, `"42"`.
+                  `If-None-Match` compares weakly (`W/"42"` matches `"42"`) and accepts `*`; `If-Match` compares
+                  strongly and accepts `*` (which always matches an existing resource).
+                - A write is answered 2xx only after it is durable. Writing a value equal to the current one
+                  changes nothing: same revision, no event.
+                - `HEAD` works wherever `GET` does (same headers, no body). `OPTIONS` answers `204` with `Allow`
+                  (and CORS headers when configured). A method the route does not support is answered `405` with
+                  `Allow` (these are not listed per operation below). A method the server does not know at all
+                  is answered `501`, an HTTP version it does not speak `505`: the only 5xx a client can cause.
+                - Paths are matched on their raw segments first, then each segment is percent-decoded, so a
+                  thing or key containing `/` is addressed as `%2F`. A trailing slash is a different path (`404`).
+                  Unknown paths answer `404` problem details.
+                - Query problems: a value that does not parse or breaks its declared schema (type, pattern,
+                  range, e.g. `wait=31`, `topics=foo`) → `400`; a well-formed value naming something that does
+                  not exist (an unknown preference key in `keys`) → `422`. Body problems: not JSON / not UTF-8 → `400`; JSON of the wrong shape or values
+                  outside the constraints → `422`. Bodies over the limit (default 1 MiB) → `413`.
+                - Overload or shutting down: `503` with `Retry-After` (seconds) for every operation except event
+                  streams, which answer `200` with a short jittered `retry:` and end at once (a browser's
+                  `EventSource` gives up for good on a non-200 answer).
+
+                ## Access
+
+                Without `--api-token` and `--read-token` every operation is open and the `security`
+                requirements below do not apply. With them:
+                - `--api-token T`: every `PUT`, `PATCH`, `POST` and `DELETE` needs `Authorization: Bearer T`.
+                  Exception: `POST /stream-tickets` only grants reading, so it is authorised like a read.
+                - `--read-token R`: every other request except `/healthz`, `/readyz`, CORS preflights and the
+                  dashboard page `/` (static markup without data; a browser's navigation cannot send a bearer
+                  header, so the page asks for the token itself) needs `Bearer R` or `Bearer T`. With only
+                  `--read-token`, writes need `Bearer R` too. `/sample/posts` is no exception; the server's own default feed fetch sends its
+                  read token (or, without one, its api token). A token is never sent to a `--feed-url` upstream.
+                - A missing or wrong token where one is required → `401` with `WWW-Authenticate: Bearer`.
+                  Credentials sent to an operation that requires none are ignored.
+                - Event streams also accept `?ticket=` from `POST /stream-tickets` (single use, 60 s) in place
+                  of the header; a used, expired or unknown ticket → `401` (where a credential is required; an
+                  open server ignores `ticket`). An `EventSource` that reconnects re-sends its original URL and
+                  so a used ticket: a page mints a new ticket and opens a new `EventSource` with
+                  `?lastEventId=` set to the last id it saw.
+                - When a request carries an `Authorization` header, that header alone decides; `ticket` is
+                  consulted only on event streams without one.
+                - Tokens and tickets are compared in constant time and never logged.
+
+                ## Order of checks
+
+                A request is answered by the first check that fails, in this order: route (`404`, `405`) →
+                credentials (`401`) → resource exists (`404`, e.g. an unknown preference key) → request
+                `Content-Type` (`415`) → body size (`413`) → JSON syntax and UTF-8 (`400`) → query (`400`) →
+                validation (`422`) → conflict (`409`) → preconditions `If-Match` (`412`) / `If-None-Match`
+                (`304`) → the change. So a request that is invalid *and* carries a stale `If-Match` is a `422`.
+
+                ## Preference sets
+
+                This document is generated by the running server from its declarations: every declared
+                preference has its own paths (`/preferences/<key>`, `/preferences/<key>/events`) and schemas
+                (`PreferenceValue.<key>`, `PreferenceRecord.<key>`, `PreferenceWrite.<key>`) with its exact
+                value schema (type, `minimum`, `maximum`, `maxLength`, `enum`), and `PreferencesPatch` and
+                `PreferenceMap` list every key. A server started with `--preferences FILE` serves its own.
+                Preference keys match `^[A-Za-z_][A-Za-z0-9_.-]{0,63}$` and are never `events` or `schema`
+                (those segments are other resources); a `--preferences` file that breaks this stops start-up.
+
+                The preferences are also served as OpenFeature flags over OFREP 0.3.0 (`/ofrep/v1/...`, tag
+                `openfeature`), for any OpenFeature provider that speaks the Remote Evaluation Protocol.
+
+                """#)),
+            ("license", .map([
+                ("name", .string("MIT")),
+            ])),
+        ])
+    }
+
+    /// `servers`
+    static func servers() -> YAMLNode {
+        .sequence([
+            .map([
+                ("url", .string("/")),
+                ("description", .string("The server this document was fetched from.")),
+            ]),
+        ])
+    }
+
+    /// `tags`
+    static func tags() -> YAMLNode {
+        .sequence([
+            .map([
+                ("name", .string("operations")),
+                ("description", .string("Health, readiness, metrics, this contract, the dashboard.")),
+            ]),
+            .map([
+                ("name", .string("preferences")),
+                ("description", .string("Observable settings declared in one place, each with a type and a default.")),
+            ]),
+            .map([
+                ("name", .string("things")),
+                ("description", .string("An ordered list of normalised short strings (acronyms); the text is the identity.")),
+            ]),
+            .map([
+                ("name", .string("posts")),
+                ("description", .string("A feed fetched from upstream, loaded once and shared.")),
+            ]),
+            .map([
+                ("name", .string("streams")),
+                ("description", .string("Server-Sent Events. Every event is `id:` revision, `event:` name, `data:` one line of JSON.")),
+            ]),
+            .map([
+                ("name", .string("access")),
+                ("description", .string("Stream tickets for browsers.")),
+            ]),
+            .map([
+                ("name", .string("openfeature")),
+                ("description", .string("The preferences as OpenFeature flags, over the Remote Evaluation Protocol (OFREP 0.3.0).")),
+            ]),
+        ])
+    }
+
+    /// Top-level `security`
+    static func security() -> YAMLNode {
+        .sequence([
+            .map([
+                ("readToken", .strings([])),
+            ]),
+            .map([
+                ("apiToken", .strings([])),
+            ]),
+        ])
+    }
+}

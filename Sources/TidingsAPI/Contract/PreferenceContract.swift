@@ -1,0 +1,198 @@
+import Foundation
+import Observing
+
+/// The parts of the served contract that one declared preference decides: its value schema
+/// (type, `minimum`, `maximum`, `maxLength`, `enum`) and the schemas and examples built on it.
+struct PreferenceContract {
+    let declaration: PreferenceDeclaration
+
+    /// Longest string a string preference without its own `maxLength` holds (API.md "Sizes").
+    static let defaultMaxLength = PreferenceDeclaration.defaultMaxLength
+
+    var key: String { declaration.key }
+
+    func operationId(_ base: String) -> String { base + "." + key }
+
+    var valueName: String { "PreferenceValue." + key }
+    var recordName: String { "PreferenceRecord." + key }
+    var writeName: String { "PreferenceWrite." + key }
+    var valueRef: String { "#/components/schemas/" + valueName }
+    var recordRef: String { "#/components/schemas/" + recordName }
+    var writeRef: String { "#/components/schemas/" + writeName }
+
+    /// A value as YAML writes it, keeping its type (`2.0` for a number).
+    static func node(_ value: PreferenceValue) -> YAMLNode {
+        switch value {
+        case let .boolean(b): .boolean(b)
+        case let .integer(i): .integer(i)
+        case let .number(d): .number(d)
+        case let .string(s): .string(s)
+        }
+    }
+
+    /// A bound as the type reads it (whole bounds of an integer preference without a fraction).
+    private func bound(_ value: Double) -> YAMLNode {
+        if declaration.type == .integer, let whole = Int(exactly: value) { return .integer(whole) }
+        return .number(value)
+    }
+
+    /// The constraints after `type`: what the server enforces, including its own limits (an
+    /// integer is signed 64-bit, a string without `maxLength` at most 65,536 characters).
+    private var constraints: [(String, YAMLNode)] {
+        var members: [(String, YAMLNode)] = []
+        switch declaration.type {
+        case .integer:
+            members.append(("minimum", declaration.minimum.map(bound) ?? .integer(Int.min)))
+            members.append(("maximum", declaration.maximum.map(bound) ?? .integer(Int.max)))
+        case .number:
+            if let minimum = declaration.minimum { members.append(("minimum", bound(minimum))) }
+            if let maximum = declaration.maximum { members.append(("maximum", bound(maximum))) }
+        case .string:
+            members.append(("maxLength", .integer(declaration.maxLength ?? Self.defaultMaxLength)))
+        case .boolean:
+            break
+        }
+        return members
+    }
+
+    /// `components.schemas.PreferenceValue.<key>`.
+    var valueSchema: YAMLNode {
+        var members: [(String, YAMLNode)] = [("type", .string(declaration.type.rawValue))]
+        members += constraints
+        if let allowed = declaration.allowedValues { members.append(("enum", .sequence(allowed.map(Self.node)))) }
+        if let description = declaration.description { members.append(("description", .string(description))) }
+        members.append(("default", Self.node(declaration.defaultValue)))
+        return .map(members)
+    }
+
+    /// The key's member of `PreferencesPatch`: its value, or `null` to reset it.
+    var patchSchema: YAMLNode {
+        var members: [(String, YAMLNode)] = [("type", .strings([declaration.type.rawValue, "null"]))]
+        members += constraints
+        if let allowed = declaration.allowedValues {
+            members.append(("enum", .sequence(allowed.map(Self.node) + [.null])))
+        }
+        return .map(members)
+    }
+
+    /// `components.schemas.PreferenceRecord.<key>`: the answer of GET/PUT/DELETE.
+    var recordSchema: YAMLNode {
+        .map([
+            ("type", .string("object")),
+            ("required", .strings(["key", "value", "default", "type", "revision"])),
+            ("properties", .map([
+                ("key", .map([("type", .string("string")), ("const", .string(key))])),
+                ("value", .ref(valueRef)),
+                ("default", .ref(valueRef)),
+                ("type", .map([("type", .string("string")), ("const", .string(declaration.type.rawValue))])),
+                ("revision", .map([
+                    ("type", .string("integer")), ("minimum", .integer(0)),
+                    ("description", .string("Revision of the last change to this key; 0 when never set.")),
+                ])),
+            ])),
+        ])
+    }
+
+    /// `components.schemas.PreferenceWrite.<key>`: the body of PUT.
+    var writeSchema: YAMLNode {
+        .map([
+            ("type", .string("object")),
+            ("required", .strings(["value"])),
+            ("properties", .map([("value", .ref(valueRef))])),
+        ])
+    }
+
+    var recordExample: YAMLNode {
+        let value = Self.node(declaration.defaultValue)
+        return .map([("key", .string(key)), ("value", value), ("default", value),
+                     ("type", .string(declaration.type.rawValue)), ("revision", .integer(0))])
+    }
+
+    var writeExample: YAMLNode { .map([("value", Self.node(declaration.defaultValue))]) }
+}
+
+/// The parts of the served contract that the whole declared set decides.
+struct PreferencesContract {
+    let preferences: [PreferenceContract]
+
+    init(_ declarations: [PreferenceDeclaration]) {
+        preferences = declarations.map(PreferenceContract.init)
+    }
+
+    var keys: [String] { preferences.map(\.key) }
+
+    /// Every key with its default, as `GET /preferences` answers on a fresh server.
+    var valuesExample: YAMLNode { .map(preferences.map { ($0.key, PreferenceContract.node($0.declaration.defaultValue)) }) }
+
+    /// A patch that resets the first key and sets the second to its default.
+    var patchExample: YAMLNode {
+        .map(preferences.prefix(2).enumerated().map { index, p in
+            (p.key, index == 0 ? .null : PreferenceContract.node(p.declaration.defaultValue))
+        })
+    }
+
+    /// `components.parameters.StreamKeys`: a comma-separated list of declared keys, exactly.
+    var streamKeysParameter: YAMLNode {
+        // Keys are `[A-Za-z_][A-Za-z0-9_.-]*`: only `.` needs escaping in a pattern.
+        let key = "(" + keys.map { $0.replacingOccurrences(of: ".", with: "\\.") }.joined(separator: "|") + ")"
+        return .map([
+            ("name", .string("keys")),
+            ("in", .string("query")),
+            ("required", .boolean(false)),
+            ("description", .string("Comma-separated declared preference keys (default every key). An unknown key → `422`.")),
+            ("schema", .map([("type", .string("string")), ("pattern", .string("^" + key + "(," + key + ")*$"))])),
+        ])
+    }
+
+    /// `components.schemas.PreferenceMap`: every declared key with its value.
+    var mapSchema: YAMLNode {
+        .map([
+            ("type", .string("object")),
+            ("description", .string("Every declared key with its current value.")),
+            ("required", .strings(keys)),
+            ("additionalProperties", .boolean(false)),
+            ("properties", .map(preferences.map { ($0.key, .ref($0.valueRef)) })),
+        ])
+    }
+
+    /// `components.schemas.PreferencesPatch`.
+    var patchSchema: YAMLNode {
+        .map([
+            ("type", .string("object")),
+            ("description", .string("""
+                JSON merge patch over the declared set: each member a declared key with a value of its
+                type and constraints, or `null` to reset it. Unknown keys → `422`.
+                """)),
+            ("additionalProperties", .boolean(false)),
+            ("properties", .map(preferences.map { ($0.key, $0.patchSchema) })),
+        ])
+    }
+
+    /// `components.schemas.PreferenceDeclarations`: the answer of `GET /preferences/schema`.
+    var declarationsSchema: YAMLNode {
+        .map([
+            ("type", .string("object")),
+            ("description", .string("""
+                The declarations in the `--preferences` file format: every key with its type, default and
+                constraints, in declaration order.
+                """)),
+            ("required", .strings(keys)),
+            ("additionalProperties", .boolean(false)),
+            ("properties", .map(preferences.map { ($0.key, .ref("#/components/schemas/PreferenceDeclaration")) })),
+        ])
+    }
+
+    /// The `GET /preferences/schema` example: the declarations themselves.
+    var declarationsExample: YAMLNode {
+        .map(preferences.map { p in
+            let d = p.declaration
+            var members: [(String, YAMLNode)] = [("type", .string(d.type.rawValue)), ("default", PreferenceContract.node(d.defaultValue))]
+            if let description = d.description { members.append(("description", .string(description))) }
+            if let minimum = d.minimum { members.append(("minimum", d.type == .integer && Int(exactly: minimum) != nil ? .integer(Int(minimum)) : .number(minimum))) }
+            if let maximum = d.maximum { members.append(("maximum", d.type == .integer && Int(exactly: maximum) != nil ? .integer(Int(maximum)) : .number(maximum))) }
+            if let maxLength = d.maxLength { members.append(("maxLength", .integer(maxLength))) }
+            if let allowed = d.allowedValues { members.append(("enum", .sequence(allowed.map(PreferenceContract.node)))) }
+            return (p.key, .map(members))
+        })
+    }
+}

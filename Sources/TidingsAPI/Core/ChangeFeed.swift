@@ -1,0 +1,146 @@
+import Foundation
+import Logging
+import TidingsStore
+
+/// The one ordered sequence of committed changes, as this instance receives it.
+///
+/// Changes come out of the store by two doors — the changes a local commit made (handed over
+/// by the write pipeline, which saves a read) and ``ChangeStore/changes(after:limit:)`` when
+/// the store's doorbell says another writer committed — but they all go through ``deliver(_:)``
+/// into one buffer and are applied by ``TidingsState/apply(_:)`` strictly in revision order,
+/// never skipping one: a gap (another instance's commit not read yet) is filled by reading the
+/// store before anything after it is applied. When the history no longer reaches back (pruned),
+/// memory is rebuilt from a snapshot. Nothing a store or another instance sends can stop the
+/// loop: every inconsistency ends in a read or a reload, logged.
+///
+/// Confined to the main actor (the event loop).
+@MainActor
+final class ChangeFeed {
+    private let store: any ChangeStore
+    private let state: TidingsState
+    private let logger: Logger
+    /// Received but not yet applicable (an earlier revision is missing), by revision.
+    private var pending: [UInt64: Change] = [:]
+    private var waiters: [(revision: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    private var reading = false
+    private var readRequested = false
+    private var retryDelay: Duration = .milliseconds(50)
+    private var stopped = false
+    /// Changes read per store round trip.
+    private let pageSize = 512
+
+    init(store: any ChangeStore, state: TidingsState, logger: Logger) {
+        self.store = store
+        self.state = state
+        self.logger = logger
+    }
+
+    /// Listens to the store's doorbell and catches up once (changes committed since the
+    /// snapshot this instance started from).
+    func start() {
+        store.watch {
+            DispatchQueue.main.async { MainActor.assumeIsolated { [weak self] in self?.ring() } }
+        }
+        ring()
+    }
+
+    func stop() {
+        stopped = true
+    }
+
+    /// Takes committed changes (any order, duplicates allowed) and applies every one that is
+    /// next in line.
+    func deliver(_ changes: [Change]) {
+        for change in changes where change.revision > state.revision {
+            pending[change.revision] = change
+        }
+        applyPending()
+    }
+
+    /// Something may have been committed elsewhere: read the store after the last applied revision.
+    func ring() {
+        readRequested = true
+        readIfRequested()
+    }
+
+    /// Returns once `revision` has been applied (a local write answers after its own change
+    /// came through the one path, so answer, memory and streams agree).
+    func waitUntilApplied(_ revision: UInt64) async {
+        if state.revision >= revision { return }
+        await withCheckedContinuation { waiters.append((revision, $0)) }
+    }
+
+    private func applyPending() {
+        while let next = pending.removeValue(forKey: state.revision + 1) {
+            state.apply(next)
+        }
+        if !pending.isEmpty {
+            pending = pending.filter { $0.key > state.revision }
+            // Something earlier is missing (another writer's commit): read it from the store.
+            if !pending.isEmpty { ring() }
+        }
+        resumeWaiters()
+    }
+
+    private func resumeWaiters() {
+        guard !waiters.isEmpty else { return }
+        let current = state.revision
+        var remaining: [(revision: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+        for waiter in waiters {
+            if waiter.revision <= current { waiter.continuation.resume() } else { remaining.append(waiter) }
+        }
+        waiters = remaining
+    }
+
+    private func readIfRequested() {
+        guard readRequested, !reading, !stopped else { return }
+        readRequested = false
+        reading = true
+        Task { @MainActor in
+            await read()
+            reading = false
+            readIfRequested()
+        }
+    }
+
+    private func read() async {
+        do {
+            while true {
+                let page = try await store.changes(after: state.revision, limit: pageSize)
+                deliver(page)
+                retryDelay = .milliseconds(50)
+                if page.count < pageSize { return }
+            }
+        } catch StoreError.changesPruned {
+            await reload()
+        } catch {
+            // Unreachable database or a failing read: try again with back-off (the doorbell
+            // also rings when the store reconnects).
+            logger.warning("cannot read the change history; retrying", metadata: [
+                "after": "\(state.revision)", "error": "\(error)", "retryIn": "\(retryDelay)",
+            ])
+            scheduleRetry()
+        }
+    }
+
+    private func reload() async {
+        do {
+            let snapshot = try await store.loadSnapshot()
+            pending = pending.filter { $0.key > snapshot.revision }
+            state.reload(snapshot)
+            applyPending()
+        } catch {
+            logger.warning("cannot reload from the store; retrying", metadata: ["error": "\(error)"])
+            scheduleRetry()
+        }
+    }
+
+    private func scheduleRetry() {
+        let delay = retryDelay
+        retryDelay = min(retryDelay * 2, .seconds(2))
+        Task { @MainActor [weak self] in
+            try? await Task.sleep(for: delay)
+            self?.ring()
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import EventHTTP
+import Observing
+
+/// `GET /preferences/schema`: the running declarations in the `--preferences` file format (also
+/// for the built-in set), so a client discovers every key, its type, default and constraints, and
+/// the answer can be saved and passed back as `--preferences`. Fixed for the process's lifetime,
+/// so it is encoded once.
+@MainActor
+enum PreferenceSchemaRoute {
+    /// Registers the route. A declared key named `schema` would be hidden behind it (readable only
+    /// through `GET /preferences`), so such a file stops start-up like any other bad declaration.
+    static func register(preferences: Preferences, on router: Router) throws {
+        if preferences.declaration(forKey: "schema") != nil {
+            throw StartupError(description: "invalid --preferences file: preference \"schema\": "
+                + "the name is reserved (GET /preferences/schema describes the declarations)")
+        }
+        let response = Response.json(bytes: Array(document(preferences.declarations).utf8),
+                                     headers: ["Cache-Control": "no-cache"])
+        router.get("/preferences/schema") { _, responder in responder.send(response) }
+    }
+
+    /// `{"key": {"type", "default", "description"?, "minimum"?, "maximum"?, "maxLength"?, "enum"?}}`
+    /// in declaration order. Values keep their type in the JSON text (`2.0` for a number).
+    static func document(_ declarations: [PreferenceDeclaration]) -> String {
+        var document = OFREPJSON()
+        for declaration in declarations {
+            var entry = OFREPJSON()
+            entry.string("type", declaration.type.rawValue)
+            entry.raw("default", OFREPJSON.value(declaration.defaultValue))
+            if let description = declaration.description { entry.string("description", description) }
+            if let minimum = declaration.minimum { entry.raw("minimum", bound(minimum, declaration.type)) }
+            if let maximum = declaration.maximum { entry.raw("maximum", bound(maximum, declaration.type)) }
+            if let maxLength = declaration.maxLength { entry.raw("maxLength", String(maxLength)) }
+            if let allowed = declaration.allowedValues {
+                entry.raw("enum", "[" + allowed.map(OFREPJSON.value).joined(separator: ",") + "]")
+            }
+            document.raw(declaration.key, entry.json)
+        }
+        return document.json
+    }
+
+    /// A bound as the type reads it: an integer preference's whole bound without a fraction.
+    static func bound(_ value: Double, _ type: PreferenceType) -> String {
+        if type == .integer, let whole = Int(exactly: value) { return String(whole) }
+        return OFREPJSON.number(value)
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import XCTest
+
+/// API.md "OpenFeature (OFREP 0.3.0)" over a real socket: evaluation bodies as exact JSON text
+/// (OpenFeature clients read a value's type from it), the bulk ETag and 304, the change stream and
+/// its resume, errors with OFREP codes, both credential styles, CORS.
+final class OpenFeatureTests: XCTestCase {
+    private var server: TidingsProcess!
+
+    override func setUpWithError() throws { server = try TidingsProcess() }
+    override func tearDown() { server?.stop(); server = nil }
+
+    private func evaluate(_ key: String, body: String = #"{"context":{"targetingKey":"u1"}}"#,
+                          headers: [String: String] = [:]) throws -> HTTPReply {
+        try server.request("POST", "/ofrep/v1/evaluate/flags/\(key)", contentType: "application/json", text: body, headers: headers)
+    }
+
+    private func bulk(headers: [String: String] = [:], body: String = "{}") throws -> HTTPReply {
+        try server.request("POST", "/ofrep/v1/evaluate/flags", contentType: "application/json", text: body, headers: headers)
+    }
+
+    // MARK: Evaluation
+
+    func test_single_evaluation_keeps_the_declared_type_in_the_json_text() throws {
+        let age = try evaluate("age")
+        XCTAssertEqual(age.status, 200)
+        XCTAssertEqual(age.header("Content-Type"), "application/json")
+        XCTAssertEqual(age.text, #"{"key":"age","value":5,"reason":"STATIC","variant":"default","metadata":{"revision":0,"type":"integer"}}"#)
+        XCTAssertEqual(try server.put("speed", 2).status, 200)
+        // A number is written with a fraction even when it is whole: `2.0`, never `2`.
+        XCTAssertEqual(try evaluate("speed").text,
+                       #"{"key":"speed","value":2.0,"reason":"STATIC","variant":"set","metadata":{"revision":1,"type":"number"}}"#)
+        XCTAssertEqual(try evaluate("name").value?["value"], "fat")
+        XCTAssertEqual(try evaluate("readyForAction").value?["value"], false)
+    }
+
+    func test_variant_is_set_while_the_value_differs_from_the_default_and_default_again_after_a_reset() throws {
+        XCTAssertEqual(try server.put("age", 9).status, 200)
+        XCTAssertEqual(try evaluate("age").value?["variant"], "set")
+        XCTAssertEqual(try server.request("DELETE", "/preferences/age").status, 200)
+        let reset = try evaluate("age").value
+        XCTAssertEqual(reset?["variant"], "default")
+        XCTAssertEqual(reset?["metadata"], ["revision": 2, "type": "integer"])
+    }
+
+    func test_the_context_is_optional_and_does_not_change_the_value() throws {
+        for body in ["{}", #"{"context":{}}"#, #"{"context":{"targetingKey":"a","plan":"pro","n":[1,{"x":null}]}}"#] {
+            let reply = try evaluate("age", body: body)
+            XCTAssertEqual(reply.status, 200, body)
+            XCTAssertEqual(reply.value?["value"], 5, body)
+        }
+    }
+
+    func test_unknown_key_is_404_flag_not_found() throws {
+        let reply = try evaluate("colour")
+        XCTAssertEqual(reply.status, 404)
+        XCTAssertEqual(reply.header("Content-Type"), "application/json")
+        XCTAssertEqual(reply.value, ["key": "colour", "errorCode": "FLAG_NOT_FOUND",
+                                     "errorDetails": "There is no preference 'colour'."])
+    }
+
+    func test_a_body_that_is_not_an_evaluation_request_is_400_parse_error() throws {
+        for body in ["", "not json", "[1]", #"{"context":5}"#, #"{"context":null}"#, #"{"context":{"targetingKey":7}}"#, #"{"context":{},}"#] {
+            let single = try evaluate("age", body: body)
+            XCTAssertEqual(single.status, 400, body)
+            XCTAssertEqual(single.value?["errorCode"], "PARSE_ERROR", body)
+            XCTAssertEqual(single.value?["key"], "age", body)
+            XCTAssertNotNil(single.value?["errorDetails"]?.stringValue, body)
+            let all = try bulk(body: body)
+            XCTAssertEqual(all.status, 400, body)
+            XCTAssertEqual(all.value?["errorCode"], "PARSE_ERROR", body)
+            XCTAssertNil(all.value?["key"], body)
+        }
+        // A content type that cannot carry JSON is the API's usual 415 problem.
+        assertProblem(try server.request("POST", "/ofrep/v1/evaluate/flags/age", contentType: "text/plain", text: "{}"), 415)
+    }
+
+    func test_bulk_lists_every_preference_in_declaration_order_with_the_event_stream() throws {
+        let reply = try bulk()
+        XCTAssertEqual(reply.status, 200)
+        let body = try XCTUnwrap(reply.value)
+        XCTAssertEqual(body["flags"]?.arrayValue?.compactMap { $0["key"]?.stringValue }, StreamsTests.builtInKeys)
+        XCTAssertEqual(body["flags"]?.arrayValue?.compactMap { $0["reason"]?.stringValue }, Array(repeating: "STATIC", count: 8))
+        XCTAssertEqual(body["eventStreams"], [["type": "sse", "endpoint": ["requestUri": "/ofrep/v1/events"], "inactivityDelaySec": 120]])
+        XCTAssertTrue(reply.text.contains(#"{"key":"speed","value":0.0,"#), reply.text)
+    }
+
+    // MARK: Bulk ETag
+
+    func test_bulk_etag_is_the_latest_preference_revision_and_if_none_match_answers_304() throws {
+        let first = try bulk()
+        XCTAssertEqual(first.header("ETag"), "\"0\"")
+        let unchanged = try bulk(headers: ["If-None-Match": "\"0\""])
+        XCTAssertEqual(unchanged.status, 304)
+        XCTAssertEqual(unchanged.body, [])
+        XCTAssertEqual(unchanged.header("ETag"), "\"0\"")
+
+        // A change to something else (the thing list) moves the global revision, not the flags' ETag.
+        XCTAssertEqual(try server.post(thing: "yolo").status, 201)
+        XCTAssertEqual(try bulk(headers: ["If-None-Match": "\"0\""]).status, 304)
+
+        XCTAssertEqual(try server.put("age", 6).status, 200)  // revision 2
+        let changed = try bulk(headers: ["If-None-Match": "\"0\""])
+        XCTAssertEqual(changed.status, 200)
+        XCTAssertEqual(changed.header("ETag"), "\"2\"")
+        XCTAssertEqual(changed.value?["flags"]?.arrayValue?.first { $0["key"] == "age" }?["value"], 6)
+        XCTAssertEqual(try bulk(headers: ["If-None-Match": "W/\"2\""]).status, 304)
+        XCTAssertEqual(try bulk(headers: ["If-None-Match": "\"1\", \"2\""]).status, 304)
+
+        // Writing the same value again changes nothing, so the ETag stays.
+        XCTAssertEqual(try server.put("age", 6).status, 200)
+        XCTAssertEqual(try bulk(headers: ["If-None-Match": "\"2\""]).status, 304)
+    }
+
+    // MARK: Change notifications
+
+    private func assertNotification(_ event: EventStreamReader.Event, id: String, etag: String,
+                                    file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(event.id, id, file: file, line: line)
+        XCTAssertEqual(event.name, "message", file: file, line: line)
+        let data = event.json ?? [:]
+        XCTAssertEqual(data["type"] as? String, "refetchEvaluation", file: file, line: line)
+        XCTAssertEqual(data["etag"] as? String, etag, file: file, line: line)
+        let lastModified = (data["lastModified"] as? NSNumber)?.doubleValue ?? 0
+        XCTAssertEqual(lastModified, Date().timeIntervalSince1970, accuracy: 120, file: file, line: line)
+        XCTAssertTrue(event.data.contains(#""lastModified":"#) && !event.data.contains("."), event.data, file: file, line: line)
+    }
+
+    func test_events_stream_sends_a_refetch_notification_per_preference_change_and_nothing_else() throws {
+        let stream = try server.openEventStream("/ofrep/v1/events")
+        XCTAssertEqual(stream.reply.status, 200)
+        XCTAssertEqual(stream.reply.header("Content-Type"), "text/event-stream")
+        guard case .retry = try stream.nextMessage(timeout: 2) else { return XCTFail("no retry: line") }
+        // No snapshot: a provider fetches the bulk evaluation itself.
+        stream.assertNoEvent(within: 0.3)
+
+        XCTAssertEqual(try server.put("age", 6).status, 200)       // 1
+        assertNotification(try stream.nextEvent(), id: "1", etag: "\"1\"")
+        XCTAssertEqual(try server.post(thing: "brb").status, 201)   // 2: not a flag change
+        XCTAssertEqual(try server.request("PATCH", "/preferences", json: ["name": "n", "speed": 1.5]).status, 200)  // 3, 4
+        let patched = try stream.nextEvents(2)
+        assertNotification(patched[0], id: "3", etag: "\"3\"")
+        assertNotification(patched[1], id: "4", etag: "\"4\"")
+        // The notification's etag is the bulk ETag after that change.
+        XCTAssertEqual(try bulk().header("ETag"), "\"4\"")
+        stream.assertNoEvent(within: 0.2)
+    }
+
+    func test_events_resume_with_last_event_id_replays_the_missed_changes_without_gap_or_duplicate() throws {
+        let first = try server.openEventStream("/ofrep/v1/events")
+        XCTAssertEqual(try server.put("age", 6).status, 200)        // 1
+        let seen = try first.nextEvent()
+        assertNotification(seen, id: "1", etag: "\"1\"")
+
+        XCTAssertEqual(try server.put("name", "x").status, 200)     // 2
+        XCTAssertEqual(try server.post(thing: "afk").status, 201)   // 3
+        XCTAssertEqual(try server.put("speed", 3).status, 200)      // 4
+
+        let resumed = try server.openEventStream("/ofrep/v1/events", headers: ["Last-Event-ID": "1"])
+        let replay = try resumed.nextEvents(2)
+        assertNotification(replay[0], id: "2", etag: "\"2\"")
+        assertNotification(replay[1], id: "4", etag: "\"4\"")
+        // The replayed frame is the one a live subscriber got: same bytes, same lastModified.
+        let byQuery = try server.openEventStream("/ofrep/v1/events?lastEventId=0")
+        XCTAssertEqual(try byQuery.nextEvents(3), [seen] + replay)
+        resumed.assertNoEvent(within: 0.2)
+
+        XCTAssertEqual(try server.put("age", 7).status, 200)        // 5: live after the replay
+        assertNotification(try resumed.nextEvent(), id: "5", etag: "\"5\"")
+        assertNotification(try byQuery.nextEvent(), id: "5", etag: "\"5\"")
+    }
+
+    func test_events_resume_point_that_cannot_be_replayed_gets_one_notification_at_the_current_revision() throws {
+        XCTAssertEqual(try server.put("age", 6).status, 200)        // 1
+        XCTAssertEqual(try server.post(thing: "imo").status, 201)   // 2
+        let ahead = try server.openEventStream("/ofrep/v1/events", headers: ["Last-Event-ID": "99"])
+        assertNotification(try ahead.nextEvent(), id: "2", etag: "\"1\"")
+        ahead.assertNoEvent(within: 0.2)
+        assertProblem(try server.get("/ofrep/v1/events?lastEventId=x"), 400)
+    }
+
+    func test_events_resume_after_the_replay_buffer_is_exceeded_gets_the_resync_notification() throws {
+        let small = try TidingsProcess(arguments: ["--replay-buffer", "2"])
+        defer { small.stop() }
+        for value in 1...4 { XCTAssertEqual(try small.put("age", value).status, 200) }
+        let stream = try small.openEventStream("/ofrep/v1/events", headers: ["Last-Event-ID": "1"])
+        assertNotification(try stream.nextEvent(), id: "4", etag: "\"4\"")
+        stream.assertNoEvent(within: 0.2)
+    }
+
+    // MARK: Credentials and CORS
+
+    func test_bearer_and_x_api_key_carry_the_read_or_api_token_and_evaluation_is_a_read() throws {
+        let secured = try TidingsProcess(arguments: ["--read-token", "r3ad", "--api-token", "wr1te"])
+        defer { secured.stop() }
+        func evaluate(_ headers: [String: String]) throws -> HTTPReply {
+            try secured.request("POST", "/ofrep/v1/evaluate/flags/age", contentType: "application/json", text: "{}", headers: headers)
+        }
+        XCTAssertEqual(try evaluate([:]).status, 401)
+        XCTAssertEqual(try evaluate(["X-API-Key": "nope"]).status, 401)
+        XCTAssertEqual(try evaluate(["X-API-Key": ""]).status, 401)
+        // POST, but a read: the read token is enough, in either style.
+        XCTAssertEqual(try evaluate(["X-API-Key": "r3ad"]).status, 200)
+        XCTAssertEqual(try evaluate(["Authorization": "Bearer r3ad"]).status, 200)
+        XCTAssertEqual(try evaluate(["X-API-Key": "wr1te"]).status, 200)
+        // Authorization, when present, decides alone.
+        XCTAssertEqual(try evaluate(["Authorization": "Bearer nope", "X-API-Key": "r3ad"]).status, 401)
+        let bulk = try secured.request("POST", "/ofrep/v1/evaluate/flags", contentType: "application/json", text: "{}",
+                                       headers: ["X-API-Key": "r3ad"])
+        XCTAssertEqual(bulk.status, 200)
+        // The header works for the rest of the API too: a write with the api token.
+        XCTAssertEqual(try secured.put("age", 6, headers: ["X-API-Key": "wr1te"]).status, 200)
+        XCTAssertEqual(try secured.put("age", 7, headers: ["X-API-Key": "r3ad"]).status, 401)
+
+        let stream = try secured.openEventStream("/ofrep/v1/events", headers: ["X-API-Key": "r3ad"])
+        XCTAssertEqual(stream.reply.status, 200)
+        XCTAssertEqual(try secured.get("/ofrep/v1/events").status, 401)
+        // A stream ticket opens it too, like every other stream.
+        let ticket = try XCTUnwrap(try secured.request("POST", "/stream-tickets", headers: ["X-API-Key": "r3ad"]).value?["ticket"]?.stringValue)
+        XCTAssertEqual(try secured.openEventStream("/ofrep/v1/events?ticket=\(ticket)").reply.status, 200)
+    }
+
+    func test_cors_preflight_allows_x_api_key_on_the_evaluation_routes() throws {
+        let origin = "https://app.example"
+        let cors = try TidingsProcess(arguments: ["--cors-origin", origin])
+        defer { cors.stop() }
+        let preflight = try cors.request("OPTIONS", "/ofrep/v1/evaluate/flags", headers: [
+            "Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type, x-api-key",
+        ])
+        XCTAssertEqual(preflight.status, 204)
+        XCTAssertEqual(preflight.header("Access-Control-Allow-Origin"), origin)
+        XCTAssertTrue(preflight.header("Access-Control-Allow-Methods")?.contains("POST") == true)
+        XCTAssertTrue(preflight.header("Access-Control-Allow-Headers")?.contains("X-API-Key") == true)
+        let reply = try cors.request("POST", "/ofrep/v1/evaluate/flags", contentType: "application/json", text: "{}",
+                                     headers: ["Origin": origin])
+        XCTAssertEqual(reply.header("Access-Control-Allow-Origin"), origin)
+        XCTAssertTrue(reply.header("Access-Control-Expose-Headers")?.contains("ETag") == true)
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import XCTest
+
+/// Several processes on one data directory (API.md, Several instances): writers on both, a
+/// stream on each; nothing crashes, every acknowledged write is stored once, and every stream
+/// sees every change of both instances in strictly increasing order.
+final class SeveralInstancesSQLiteTests: XCTestCase {
+    /// `TIDINGS_SOAK_SECONDS` shortens or lengthens the run (default 60, as the issue asks).
+    private var duration: Double {
+        ProcessInfo.processInfo.environment["TIDINGS_SOAK_SECONDS"].flatMap(Double.init) ?? 60
+    }
+
+    func test_two_instances_three_writers_each_every_ack_stored_once_and_seen_in_order_by_both_streams() throws {
+        let directory = try TemporaryDirectory()
+        let instances = [try TidingsProcess(dataDirectory: directory.url), try TidingsProcess(dataDirectory: directory.url)]
+        defer { instances.forEach { $0.stop() } }
+
+        // Streams first: they start from the current revision and must then see everything.
+        let ports = instances.map(\.port)
+        let start = try instances[0].currentRevision()
+        let seen = Locked<[[(id: UInt64, name: String, data: String)]]>([[], []])
+        let stopReading = Locked(false)
+        let readers = DispatchGroup()
+        let opened = DispatchSemaphore(value: 0)
+        for index in 0..<2 {
+            readers.enter()
+            Thread {
+                defer { readers.leave() }
+                let stream = try? HTTPConnection(port: ports[index], timeout: 10).openEventStream("/events?topics=preferences,things")
+                opened.signal()
+                guard let stream else { return }
+                while !stopReading.current {
+                    guard let event = try? stream.nextEvent(timeout: 1) else { continue }
+                    guard let id = event.id.flatMap(UInt64.init), let name = event.name else { continue }
+                    seen.withLock { $0[index].append((id, name, event.data)) }
+                }
+            }.start()
+        }
+        opened.wait()
+        opened.wait()
+
+        let acked = Locked<[(instance: Int, revision: UInt64, key: String, value: Int)]>([])
+        let failures = Locked<[String]>([])
+        let deadline = Date().addingTimeInterval(duration)
+        concurrently(6) { writer in
+            guard let instance = try? HTTPConnection(port: ports[writer % 2], timeout: 10) else {
+                return failures.withLock { $0.append("cannot connect") }
+            }
+            let key = ["age", "numberOfItems"][writer % 2]
+            var n = 0
+            while Date() < deadline {
+                n += 1
+                let value = writer * 10_000_000 + n
+                do {
+                    let reply = try instance.request("PUT", "/preferences/\(key)", json: ["value": value])
+                    if reply.status == 200, let revision = reply.value?["revision"]?.intValue {
+                        acked.withLock { $0.append((writer % 2, UInt64(revision), key, value)) }
+                    } else {
+                        failures.withLock { $0.append("PUT \(key) on \(writer % 2): \(reply.status) \(reply.text)") }
+                    }
+                    if n % 50 == 0 {
+                        let thing = try instance.request("POST", "/things", json: ["thing": "w\(writer)n\(n)"])
+                        if thing.status != 201 { failures.withLock { $0.append("POST thing: \(thing.status) \(thing.text)") } }
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        XCTAssertEqual(failures.current.prefix(5).map { $0 }, [], "every write is acknowledged")
+        for instance in instances {
+            XCTAssertEqual(try instance.request("GET", "/healthz").status, 200, "both instances alive")
+        }
+        // Both instances reach the same revision (the other's changes arrive by its doorbell).
+        let final = try instances.map { try $0.currentRevision() }.max() ?? 0
+        let agreed = Date().addingTimeInterval(10)
+        while Date() < agreed, try instances.contains(where: { try $0.currentRevision() != final }) {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        XCTAssertEqual(try instances.map { try $0.currentRevision() }, [final, final])
+
+        // Both streams catch up to the final revision.
+        let caughtUp = Date().addingTimeInterval(15)
+        while Date() < caughtUp, seen.current.contains(where: { ($0.last?.id ?? 0) < final }) {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        stopReading.withLock { $0 = true }
+        readers.wait()
+
+        let acks = acked.current
+        XCTAssertGreaterThan(acks.count, 100)
+        XCTAssertEqual(Set(acks.map(\.revision)).count, acks.count, "every acknowledged write took its own revision")
+        for (index, events) in seen.current.enumerated() {
+            let live = events.filter { $0.id > start }
+            let ids = live.map(\.id)
+            XCTAssertEqual(ids, ids.sorted(), "stream \(index): ids strictly increasing")
+            XCTAssertEqual(Set(ids).count, ids.count, "stream \(index): no duplicate")
+            XCTAssertEqual(ids.last, final, "stream \(index) reached the final revision")
+            XCTAssertEqual(live.count, Int(final - start), "stream \(index): one event per revision, none missing")
+            let byRevision = Dictionary(live.map { ($0.id, $0.data) }, uniquingKeysWith: { a, _ in a })
+            for ack in acks {
+                guard let data = byRevision[ack.revision] else {
+                    XCTFail("stream \(index) missed acknowledged revision \(ack.revision)"); break
+                }
+                XCTAssertTrue(data.contains("\"value\":\(ack.value)"), "stream \(index) revision \(ack.revision): \(data)")
+            }
+        }
+        // Stored once: the durable value of each key is its last acknowledged write.
+        for key in ["age", "numberOfItems"] {
+            let last = acks.filter { $0.key == key }.max { $0.revision < $1.revision }
+            XCTAssertEqual(try instances[1].get("/preferences/\(key)").value?["value"]?.intValue, last?.value)
+        }
+    }
+}
+
+/// The posts feed across instances (API.md, Several instances): fetched once per refresh for
+/// all of them; every instance serves and announces the same document with the same revision.
+final class SeveralInstancesPostsTests: XCTestCase {
+    func test_one_upstream_fetch_per_refresh_for_all_instances_and_the_same_document_everywhere() throws {
+        let upstream = try UpstreamServer()
+        defer { upstream.stop() }
+        upstream.behaviour = .posts(PostsFixture.feed, etag: "v1")
+        let directory = try TemporaryDirectory()
+        let arguments = ["--feed-url", upstream.url, "--feed-timeout", "2", "--feed-refresh", "0.5"]
+        // Two instances, each refreshing every 0.5 s.
+        let a = try TidingsProcess(arguments: arguments, dataDirectory: directory.url)
+        defer { a.stop() }
+        let b = try TidingsProcess(arguments: arguments, dataDirectory: directory.url)
+        defer { b.stop() }
+
+        let streamOnB = try b.openEventStream("/posts/events")
+        XCTAssertEqual(try a.posts(wait: 10).state, "loaded")
+        // Whichever instance fetched last, both end serving the same stored document (B takes
+        // A's fetch instead of asking upstream again, or A takes B's if B's first read raced it).
+        XCTAssertTrue(try a.eventually(timeout: 5) {
+            let onA = try a.get("/posts").text, onB = try b.get("/posts").text
+            return onA == onB && onA.contains(#""state":"loaded""#)
+        }, "the same document on both instances")
+        let document = try b.posts()
+        var announced: EventStreamReader.Event?
+        while let event = try? streamOnB.nextEvent(timeout: 5) {
+            announced = event
+            if event.json?["fetchedAt"] as? String == document.fetchedAt { break }
+        }
+        XCTAssertEqual(announced?.json?["fetchedAt"] as? String, document.fetchedAt, "B's stream announced it")
+
+        // Background refreshes (every 0.5 s on each instance): one instance holds the fetch
+        // lease, so the upstream sees about one request per period, not one per instance.
+        let before = upstream.requestCount
+        Thread.sleep(forTimeInterval: 3)
+        let during = upstream.requestCount - before
+        XCTAssertGreaterThanOrEqual(during, 3, "refreshes keep going")
+        XCTAssertLessThanOrEqual(during, 8, "about one fetch per 0.5 s period for both instances, not two")
+        XCTAssertEqual(try a.currentRevision(), try b.currentRevision())
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+import Observing
+import OpenCombine
+import TidingsStore
+import XCTest
+@testable import TidingsAPI
+
+/// The one change path in-process: ``ChangeFeed`` and ``TidingsState/apply(_:)`` with no
+/// binary and no socket.
+@MainActor
+final class ChangePathTests: XCTestCase {
+    private var cancellables: [AnyCancellable] = []
+
+    private func makeState(_ snapshot: StoreSnapshot = StoreSnapshot(revision: 0, preferences: [:], things: [], thingsRevision: 0),
+                           replay: Int = 100) -> TidingsState {
+        let preferences = BuiltInPreferences().preferences
+        return TidingsState(preferences: preferences, snapshot: snapshot, textCase: .upper,
+                            journal: EventJournal(capacity: replay, maxBytes: 1 << 20, floor: snapshot.revision),
+                            logger: Logger(label: "test"))
+    }
+
+    private func age(_ revision: UInt64, _ value: Int) -> Change {
+        Change(revision: revision, kind: .preference(key: "age", json: "\(value)"))
+    }
+
+    /// Waits on the main actor (the feed's reads hop back here) until `condition` holds.
+    private func eventually(_ what: String, timeout: Double = 5, _ condition: () -> Bool) async {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            if Date() > deadline { return XCTFail("timed out waiting for \(what)") }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    func testOutOfOrderDeliveriesAreAppliedInRevisionOrder() async {
+        let state = makeState()
+        let store = ScriptedStore()
+        let feed = ChangeFeed(store: store, state: state, logger: Logger(label: "test"))
+        var heard: [(UInt64, PreferenceValue)] = []
+        state.preferences.changes(forKey: "age")!.dropFirst().sink { heard.append(($0.revision, $0.value)) }.store(in: &cancellables)
+
+        feed.deliver([age(3, 30), age(2, 20)])
+        XCTAssertEqual(state.revision, 0, "nothing is applied past a missing revision")
+        feed.deliver([age(1, 10)])
+        XCTAssertEqual(state.revision, 3)
+        XCTAssertEqual(heard.map(\.0), [1, 2, 3])
+        XCTAssertEqual(heard.map(\.1), [.integer(10), .integer(20), .integer(30)])
+        XCTAssertEqual(state.preferences.value(forKey: "age"), .integer(30))
+        feed.deliver([age(2, 20)])
+        XCTAssertEqual(heard.count, 3, "a duplicate is dropped")
+    }
+
+    func testAMissingChangeIsReadFromTheStoreBeforeLaterOnesApply() async {
+        let state = makeState()
+        let store = ScriptedStore()
+        let feed = ChangeFeed(store: store, state: state, logger: Logger(label: "test"))
+        // Another instance committed 1 and 2; this instance's own commit took 3.
+        store.append([age(1, 10), Change(revision: 2, kind: .things(op: .add, thing: "YOLO", list: ["YOLO"]))], ring: false)
+        feed.deliver([age(3, 30)])
+        await eventually("the gap is filled") { state.revision == 3 }
+        XCTAssertEqual(state.things.things, ["YOLO"])
+        XCTAssertEqual(state.preferences.value(forKey: "age"), .integer(30))
+        XCTAssertEqual(state.revision(ofPreference: "age"), 3)
+        XCTAssertEqual(state.thingsRevision, 2)
+    }
+
+    func testTheDoorbellBringsOtherInstancesChangesAndWaitersResume() async {
+        let state = makeState()
+        let store = ScriptedStore()
+        let feed = ChangeFeed(store: store, state: state, logger: Logger(label: "test"))
+        feed.start()
+        store.append([age(1, 11), age(2, 12)])
+        await feed.waitUntilApplied(2)
+        XCTAssertEqual(state.preferences.value(forKey: "age"), .integer(12))
+    }
+
+    func testThingsAreRepairedFromTheStoresListWhenMemoryDisagrees() async {
+        let state = makeState(StoreSnapshot(revision: 0, preferences: [:], things: ["A"], thingsRevision: 0))
+        let store = ScriptedStore()
+        let feed = ChangeFeed(store: store, state: state, logger: Logger(label: "test"))
+        var updates: [ThingChange] = []
+        state.things.updates.sink { updates.append($0.change) }.store(in: &cancellables)
+        // The store says the list is now [B, C] after adding C: memory (A) is repaired to it.
+        feed.deliver([Change(revision: 1, kind: .things(op: .add, thing: "C", list: ["B", "C"]))])
+        XCTAssertEqual(state.things.things, ["B", "C"])
+        XCTAssertEqual(updates, [.replace])
+        feed.deliver([Change(revision: 2, kind: .things(op: .add, thing: "D", list: ["B", "C", "D"]))])
+        XCTAssertEqual(updates, [.replace, .add("D")], "consistent changes keep their own op")
+    }
+
+    func testAChangeToAKeyThisInstanceDoesNotDeclareOnlyAdvancesTheRevision() async {
+        let state = makeState()
+        let feed = ChangeFeed(store: ScriptedStore(), state: state, logger: Logger(label: "test"))
+        feed.deliver([Change(revision: 1, kind: .preference(key: "somebody-elses", json: "1")),
+                      Change(revision: 2, kind: .preference(key: "age", json: "\"not an integer\""))])
+        XCTAssertEqual(state.revision, 2)
+        XCTAssertEqual(state.preferences.value(forKey: "age"), .integer(5), "a value that does not fit reads as the default")
+    }
+
+    func testPrunedHistoryRebuildsMemoryFromTheSnapshotAndResetsStreams() async {
+        let state = makeState()
+        let store = ScriptedStore()
+        let feed = ChangeFeed(store: store, state: state, logger: Logger(label: "test"))
+        feed.start()
+        var reloads = 0
+        state.reloads.sink { reloads += 1 }.store(in: &cancellables)
+        store.prune(through: 40, snapshot: StoreSnapshot(
+            revision: 42, preferences: ["age": StoredPreference(json: "9", revision: 41)],
+            things: ["X"], thingsRevision: 42))
+        await eventually("the reload") { state.revision == 42 }
+        XCTAssertEqual(reloads, 1)
+        XCTAssertEqual(state.preferences.value(forKey: "age"), .integer(9))
+        XCTAssertEqual(state.revision(ofPreference: "age"), 41)
+        XCTAssertEqual(state.things.things, ["X"])
+        XCTAssertNil(state.journal.entries(after: 10, current: 42) { _ in true }, "resuming from before the reload is a reset")
+    }
+
+    func testConditionsAreDecidedByTheStore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tidings-api-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteStore(directory: directory)
+        let state = makeState()
+        let feed = ChangeFeed(store: store, state: state, logger: Logger(label: "test"))
+        let writes = WritePipeline(state: state, store: store, feed: feed)
+        func submit(_ request: WriteRequest) async -> Result<WriteOutcome, WriteFailure> {
+            await withCheckedContinuation { continuation in writes.submit(request) { continuation.resume(returning: $0) } }
+        }
+        guard case .success = await submit(.preferences(PreferencePatch(["age": .value(.integer(6))]))) else { return XCTFail() }
+        let stale = await submit(.preferences(PreferencePatch(["age": .value(.integer(7))]), ifMatch: ["age": [0]]))
+        guard case let .failure(.preconditionFailed(key, current)) = stale else { return XCTFail("\(stale)") }
+        XCTAssertEqual(key, "age")
+        XCTAssertEqual(current, 1)
+        guard case .success = await submit(.addThing("yolo")) else { return XCTFail() }
+        guard case .failure(.thing(.duplicate("YOLO"))) = await submit(.addThing(" Yolo ")) else { return XCTFail() }
+        guard case .failure(.thing(.notFound("NOPE"))) = await submit(.removeThing("nope")) else { return XCTFail() }
+        XCTAssertEqual(state.revision, 2, "failed conditions take no revision")
+        await store.close()
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import XCTest
+
+/// The built `tidings-client` executable against the real server, output read line by line.
+final class WatchCommandTests: XCTestCase {
+    private var directories: [URL] = []
+
+    override func tearDown() {
+        directories.forEach(TidingsServer.removeDirectory)
+    }
+
+    private func newDirectory() -> URL {
+        let directory = TidingsServer.temporaryDirectory()
+        directories.append(directory)
+        return directory
+    }
+
+    /// Runs `tidings-client <arguments>` to its end: (status, stdout, stderr).
+    private func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String, String) {
+        let process = Process()
+        process.executableURL = TidingsServer.binDirectory.appendingPathComponent("tidings-client")
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
+    }
+
+    private func put(_ server: TidingsServer, _ key: String, _ json: String) throws {
+        let (status, _, errors) = try run(["--url", server.url.absoluteString, "set", key, json])
+        XCTAssertEqual(status, 0, errors)
+    }
+
+    func testGetAndSetPrintJSONAndRefusalsExitWithAMessage() throws {
+        let server = try TidingsServer(dataDirectory: newDirectory(), arguments: ["--api-token", "tok"])
+        let url = server.url.absoluteString
+        XCTAssertEqual(try run(["--url", url, "get", "age"]).1, "5\n")
+        let (status, output, _) = try run(["--url", url, "set", "name", "\"bob\""], environment: ["TIDINGS_TOKEN": "tok"])
+        XCTAssertEqual(status, 0)
+        XCTAssertEqual(output, #"{"key":"name","revision":1,"value":"bob"}"# + "\n")
+        let all = try run(["get", "--url", url]).1
+        XCTAssertEqual(all, #"{"age":5,"name":"bob","numberOfItems":0,"onboardingCompleted":false,"promptedForProVersion":false,"readyForAction":false,"should_show_hello_world":false,"speed":0}"# + "\n")
+
+        let unauthorized = try run(["--url", url, "set", "age", "6"])
+        XCTAssertEqual(unauthorized.0, 1)
+        XCTAssertTrue(unauthorized.2.contains("401"), unauthorized.2)
+        let refused = try run(["--url", url, "--token", "tok", "set", "age", "1.5"])
+        XCTAssertEqual(refused.0, 1)
+        XCTAssertTrue(refused.2.contains("422") && refused.2.contains("integer"), refused.2)
+        let conflict = try run(["--url", url, "--token", "tok", "set", "name", "\"x\"", "--if-revision", "0"])
+        XCTAssertEqual(conflict.0, 1)
+        XCTAssertTrue(conflict.2.contains("412"), conflict.2)
+        // A stream the server refuses (an unknown key is a 422) ends `watch` with its message.
+        let unknownKey = try run(["--url", url, "--token", "tok", "watch", "--keys", "age,nope"])
+        XCTAssertEqual(unknownKey.0, 1)
+        XCTAssertTrue(unknownKey.2.contains("422") && unknownKey.2.contains("nope"), unknownKey.2)
+        let notJSON = try run(["--url", url, "set", "age", "six"])
+        XCTAssertNotEqual(notJSON.0, 0)
+        XCTAssertTrue(notJSON.2.contains("JSON"), notJSON.2)
+    }
+
+    func testWatchPrintsTheCurrentValuesThenEachChangeAcrossARestart() throws {
+        let directory = newDirectory()
+        var server = try TidingsServer(dataDirectory: directory)
+        let port = server.port
+        try put(server, "age", "6")
+
+        let watch = Process()
+        watch.executableURL = TidingsServer.binDirectory.appendingPathComponent("tidings-client")
+        watch.arguments = ["--url", server.url.absoluteString, "watch", "--keys", "age,name"]
+        let out = Pipe()
+        watch.standardOutput = out
+        watch.standardError = FileHandle.nullDevice
+        try watch.run()
+        defer {
+            watch.terminate()
+            watch.waitUntilExit()
+        }
+        let lines = LineReader(out.fileHandleForReading)
+        // Generous: after a restart the client waits out the server's `retry: 3000` with back-off.
+        func next() -> String? { lines.line(within: 40) }
+
+        // The current values first, in the server's declaration order.
+        XCTAssertEqual(next(), #"{"key":"name","revision":0,"value":"fat"}"#)
+        XCTAssertEqual(next(), #"{"key":"age","revision":1,"value":6}"#)
+        try put(server, "speed", "3.5")          // not watched
+        try put(server, "age", "7")
+        XCTAssertEqual(next(), #"{"key":"age","revision":3,"value":7}"#)
+
+        XCTAssertEqual(server.stop(), 0)
+        server = try TidingsServer(port: port, dataDirectory: directory)
+        try put(server, "name", "\"restarted\"")
+        try put(server, "age", "8")
+        XCTAssertEqual(next(), #"{"key":"name","revision":4,"value":"restarted"}"#)
+        XCTAssertEqual(next(), #"{"key":"age","revision":5,"value":8}"#)
+        try put(server, "age", "9")
+        XCTAssertEqual(next(), #"{"key":"age","revision":6,"value":9}"#, "nothing repeated after the restart")
+    }
+}

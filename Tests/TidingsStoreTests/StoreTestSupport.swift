@@ -1,0 +1,34 @@
+import Foundation
+@testable import TidingsStore
+
+/// The tests' shorthand for writes without conditions or declared defaults ("null").
+typealias StoreOperation = WriteOperation
+
+extension WriteOperation {
+    static func setPreference(key: String, json: String) -> WriteOperation {
+        .setPreference(key: key, json: json, defaultJSON: "null")
+    }
+
+    static func resetPreference(key: String) -> WriteOperation {
+        .setPreference(key: key, json: nil, defaultJSON: "null")
+    }
+}
+
+extension SQLiteStore {
+    /// Commits `operations` as one unconditional write; the revisions its changes took.
+    func commit(_ operations: [WriteOperation]) async throws -> [UInt64] {
+        try await commit(StoreWrite(operations)).map(\.revision)
+    }
+
+    convenience init(directory: URL, changeRetention: Int) throws {
+        try self.init(directory: directory, limits: ChangeStoreLimits(historyCount: changeRetention))
+    }
+}
+
+extension SQLiteStore {
+    /// ``loadSnapshot()`` for assertions' autoclosures: blocks until the read on the store's
+    /// own queue is done (it never needs the caller's thread).
+    func syncSnapshot() throws -> StoreSnapshot {
+        try writer.queue.sync { try writer.database.read { try $0.readSnapshot() } }
+    }
+}
