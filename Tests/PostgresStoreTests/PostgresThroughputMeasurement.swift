@@ -8,10 +8,12 @@ import XCTest
 final class PostgresThroughputMeasurement: PostgresTestCase {
     func testPrintAcknowledgedWritesPerSecond() async throws {
         let seconds = Double(ProcessInfo.processInfo.environment["TIDINGS_STORE_BENCH_SECONDS"] ?? "") ?? 2
-        for instances in [1, 2] {
+        for (instances, lanes) in [(1, 1), (2, 1), (1, 2)] {
             let url = try makeDatabase()
+            var options = PostgresStoreOptions.testing
+            options.commitLanes = lanes
             var stores: [PostgresStore] = []
-            for _ in 0..<instances { stores.append(try await makeStore(url)) }
+            for _ in 0..<instances { stores.append(try await makeStore(url, options: options)) }
             let writers = 64
             let deadline = Date().addingTimeInterval(seconds)
             let start = Date()
@@ -35,8 +37,8 @@ final class PostgresThroughputMeasurement: PostgresTestCase {
             XCTAssertEqual(snapshot.revision, UInt64(acknowledged))
             let batches = stores.reduce(0) { $0 + $1.statistics.batches }
             print(String(
-                format: "PostgresStore throughput, %d instance(s), %d writers: %7.0f acknowledged durable writes/s, %6.0f transactions/s, %5.1f writes per transaction",
-                instances, writers, Double(acknowledged) / elapsed, Double(batches) / elapsed,
+                format: "PostgresStore throughput, %d instance(s), %d commit lane(s), %d writers: %7.0f acknowledged durable writes/s, %6.0f transactions/s, %5.1f writes per transaction",
+                instances, lanes, writers, Double(acknowledged) / elapsed, Double(batches) / elapsed,
                 Double(acknowledged) / Double(max(batches, 1))))
         }
     }
