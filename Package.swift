@@ -110,6 +110,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // Commit throughput of the PostgreSQL store on a throwaway cluster (PostgresStore).
+        .executableTarget(
+            name: "PostgresStoreBench",
+            dependencies: ["TidingsStore", "TestFixtures", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/PostgresStoreBench",
+            swiftSettings: strictSettings
+        ),
+
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP"]),
         .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore"]),
