@@ -41,6 +41,7 @@ run: release
 test: deps test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	FUZZ_SECONDS=60 Fuzz/run.sh
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory browser-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
 	$(MAKE) --no-print-directory ofrep-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
@@ -118,3 +119,16 @@ bench-deps: deps
 
 bench: bench-deps
 	Benchmarks/run.sh
+
+# libFuzzer over request framing, body decoding/validation and stream query/resume parsing
+# (Fuzz/run.sh; `make test` runs each target for a minute). FUZZ_SECONDS per target.
+.PHONY: fuzz
+fuzz: deps
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-900} Fuzz/run.sh
+
+# Mixed load against the release binary for SOAK_SECONDS (default 180): reads, writes, streams
+# opening and closing, slow readers, resumes; checks memory, descriptors and that no answer
+# was a 5xx (Tests/soak/soak.py).
+.PHONY: soak
+soak: release
+	python3 Tests/soak/soak.py --binary $(BIN_RELEASE) --seconds $${SOAK_SECONDS:-180}

@@ -219,6 +219,7 @@ extension DataLoaderError {
         case let .unexpectedStatus(s): "status \(s)"
         case let .bodyTooLarge(l): "too large \(l)"
         case .notDecodable: "not decodable"
+        case .refused: "refused"
         }
     }
 }

@@ -24,6 +24,7 @@ public enum HTTPStatus {
         case 413: return "Content Too Large"
         case 414: return "URI Too Long"
         case 415: return "Unsupported Media Type"
+        case 417: return "Expectation Failed"
         case 422: return "Unprocessable Content"
         case 428: return "Precondition Required"
         case 429: return "Too Many Requests"

@@ -13,6 +13,9 @@ public struct ProblemDetails: Error, Sendable, Codable, Equatable {
         public init(key: String, detail: String) { self.key = key; self.detail = detail }
     }
 
+    /// The most entries an `errors` list carries (the rest are dropped; `detail` says how many).
+    public static let maxErrors = 100
+
     public var type: String
     public var title: String
     public var status: Int
@@ -27,7 +30,8 @@ public struct ProblemDetails: Error, Sendable, Codable, Equatable {
         self.title = title ?? HTTPStatus.reasonPhrase(status)
         self.status = status
         self.detail = detail
-        self.errors = errors
+        // Bounded, whatever produced them: a client can provoke one entry per item it sends.
+        self.errors = errors.map { Array($0.prefix(Self.maxErrors)) }
         self.headers = headers
     }
 

@@ -16,6 +16,12 @@ extension Request {
         guard !body.isEmpty else {
             throw ProblemDetails(status: 400, title: "Bad Request", detail: "The request body is empty; a JSON document was expected.")
         }
+        // JSON text is UTF-8 (RFC 8259 §8.1). Foundation's parser would also guess UTF-16 or
+        // UTF-32 from NUL bytes or a byte-order mark; a NUL byte is never valid JSON text anyway.
+        guard body.withUnsafeBufferPointer({ memchr($0.baseAddress!, 0, $0.count) == nil }),
+              String(validating: body, as: UTF8.self) != nil else {
+            throw ProblemDetails(status: 400, title: "Bad Request", detail: "The request body is not UTF-8 JSON.")
+        }
         let data = Data(body)
         guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil,
               !Self.hasTrailingComma(body) else {
@@ -33,6 +39,10 @@ extension Request {
     /// Whether `bytes` hold a comma right before a closing `}` or `]` outside strings:
     /// Foundation's parser accepts that (`{"value": 1,}`), RFC 8259 does not, so it is a 400.
     static func hasTrailingComma(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer(hasTrailingComma)
+    }
+
+    private static func hasTrailingComma(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var inString = false, escaped = false, afterComma = false
         for byte in bytes {
             if inString {

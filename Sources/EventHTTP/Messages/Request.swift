@@ -57,6 +57,16 @@ public struct Request: Sendable {
         }
     }
 
+    /// Whether every query component's percent-escapes are whole and decode to UTF-8 (a
+    /// query that is not is a 400 before routing).
+    public var hasWellFormedQuery: Bool {
+        guard let rawQuery, !rawQuery.isEmpty else { return true }
+        return rawQuery.split(separator: "&").allSatisfy { pair in
+            pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                .allSatisfy { PercentDecoding.decode($0, plusAsSpace: true) != nil }
+        }
+    }
+
     /// The first value of query item `name`, decoded; nil when absent.
     public func query(_ name: String) -> String? {
         queryItems.first { $0.name == name }?.value

@@ -24,6 +24,10 @@ public final class HTTPServer {
     private var boundSocket: OpaquePointer?
     private let scratch: OpaquePointer
     private var connections: [OpaquePointer: Connection] = [:]
+    /// Every accepted connection's guard, by its bufferevent (see `ConnectionGuard`).
+    var guards: [OpaquePointer: ConnectionGuard] = [:]
+    /// Open connections, counted from accept, in total and per client address.
+    var limiter = ConnectionLimiter(total: 0, perClient: 0)
     private var streams: [ObjectIdentifier: EventStream] = [:]
     private var heartbeat: TimerHandle?
     private var inFlight = 0
@@ -37,8 +41,8 @@ public final class HTTPServer {
     public private(set) var isDraining = false
     /// Event streams currently open.
     public var openStreamCount: Int { streams.count }
-    /// Connections that have sent at least one request and are still open.
-    public var openConnectionCount: Int { connections.count }
+    /// Connections accepted and still open (whether or not they sent a request yet).
+    public var openConnectionCount: Int { limiter.open }
 
     public init(loop: EventLoop, configuration: ServerConfiguration = ServerConfiguration(),
                 router: Router = Router(), logger: Logger = Logger(label: "EventHTTP")) {
@@ -62,6 +66,7 @@ public final class HTTPServer {
         // Every connection is a descriptor; keep some for the listener, the store and logs.
         connectionLimit = min(configuration.maxConnections, max(64, descriptors - 64))
         streamLimit = min(configuration.maxStreams, max(1, connectionLimit - configuration.reservedConnections))
+        limiter = ConnectionLimiter(total: connectionLimit, perClient: configuration.maxConnectionsPerClient)
         // A write to a vanished client must be an EPIPE error, not a process-killing signal.
         signal(SIGPIPE, SIG_IGN)
         guard let http = evhttp_new(loop.base) else { throw EventHTTPError.libevent("evhttp_new") }
@@ -70,10 +75,14 @@ public final class HTTPServer {
             | EVHTTP_REQ_PUT.rawValue | EVHTTP_REQ_PATCH.rawValue | EVHTTP_REQ_DELETE.rawValue
             | EVHTTP_REQ_OPTIONS.rawValue | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue
         evhttp_set_allowed_methods(http, UInt16(all))
-        // Bodies between the limit and 4x get our 413 problem; beyond that libevent refuses
-        // before reading them, so a huge upload never sits in memory.
+        // Bodies between the limit and 4x get the router's 413 problem (after the route and
+        // filters had their say); beyond that the connection guard refuses them at the head, so
+        // a huge upload never sits in memory.
         evhttp_set_max_body_size(http, configuration.maxBodySize * 4)
-        evhttp_set_max_headers_size(http, configuration.maxHeaderSize)
+        // The guard enforces maxHeaderSize on what the client sent; the head it re-serialises
+        // for evhttp may be a little longer (bare LF line ends become CRLF).
+        evhttp_set_max_headers_size(http, configuration.maxHeaderSize * 2 + 64)
+        installConnectionGuards(http)
         var timeout = timeval(seconds: min(configuration.idleTimeout, configuration.readTimeout))
         evhttp_set_timeout_tv(http, &timeout)
         evhttp_set_gencb(http, { raw, context in
@@ -173,22 +182,21 @@ public final class HTTPServer {
 
     private func handle(_ raw: RawRequest) {
         guard let evcon = evhttp_request_get_connection(raw) else { return }
+        if let refusal = framingRefusal(for: evcon) {
+            writeFramingRefusal(refusal, to: raw)
+            return
+        }
         let connection: Connection
         if let known = connections[evcon] {
             connection = known
         } else {
-            if isDraining || connections.count >= connectionLimit {
+            if isDraining {
                 writeRefusal(raw)
                 return
             }
             connection = Connection(evcon: evcon)
             connections[evcon] = connection
-            evhttp_connection_set_closecb(evcon, { evcon, context in
-                guard let evcon, let context else { return }
-                Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().connectionClosed(evcon)
-            }, Unmanaged.passUnretained(self).toOpaque())
-            var on: Int32 = 1
-            _ = setsockopt(connection.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+            watchClose(evcon)
         }
         guard let method = HTTPMethod(evhttp_request_get_command(raw)) else {
             write(Response.problem(status: 501, detail: "This method is not implemented."), to: raw, method: .GET)
@@ -201,6 +209,10 @@ public final class HTTPServer {
         connection.current = exchange
         inFlight += 1
         let responder = Responder(exchange: exchange)
+        guard request.hasWellFormedQuery else {
+            responder.send(.problem(status: 400, detail: "The query string has a broken percent-escape or is not UTF-8."))
+            return
+        }
         // The router answers 413 after the route and the request filters (e.g. 401) had their say.
         let limit = configuration.maxBodySize
         router.handle(request, responder, bodyLimitExceeded: request.body.count > limit ? limit : nil)
@@ -302,7 +314,8 @@ public final class HTTPServer {
         if shutdownCompletion != nil { checkShutdown() }
     }
 
-    private func connectionClosed(_ evcon: OpaquePointer) {
+    func connectionClosed(_ evcon: OpaquePointer) {
+        releaseGuard(evcon)
         guard let connection = connections.removeValue(forKey: evcon) else { return }
         let exchange = connection.current
         connection.current = nil

@@ -4,17 +4,17 @@ public struct ServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// Port; 0 picks a free one (`HTTPServer.start()` returns it).
     public var port: Int = 8080
-    /// Largest accepted request body; larger → 413 problem (bodies beyond 4× are refused by
-    /// libevent itself before any handler runs, with its bare 413).
+    /// Largest accepted request body; larger → 413 problem (bodies announced or de-chunked
+    /// beyond 4× are refused before any handler runs, and the connection closed).
     public var maxBodySize: Int = 1 << 20
-    /// Largest request head (request line + headers); larger → libevent's bare 400.
+    /// Largest request head (request line + headers); larger → 431 problem, connection closed.
     public var maxHeaderSize: Int = 16 << 10
     /// Seconds a keep-alive connection may stay idle between requests.
     public var idleTimeout: Double = 30
     /// Seconds a client has to send a complete request once it started one (slow clients).
     /// libevent 2.1 keeps one timer for both; the server uses the smaller of the two.
     public var readTimeout: Double = 15
-    /// Connections that have sent a request; beyond it → 503 with `Retry-After` and close.
+    /// Connections open at once, counted from accept; beyond it → 503 with `Retry-After` and close.
     /// Lowered at start to what the open-file limit allows.
     public var maxConnections: Int = 16_384
     /// Event streams open at once; beyond it a stream gets 200, a jittered `retry:` and ends.

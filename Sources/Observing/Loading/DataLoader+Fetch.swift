@@ -46,6 +46,7 @@ extension DataLoader {
             case .timedOut: return .failure(.timedOut(after: policy.timeout))
             case let .connectionFailed(detail): return .failure(.connectionFailed(detail))
             case let .bodyTooLarge(limit): return .failure(.bodyTooLarge(limit: limit))
+            case let .refused(detail): return .failure(.refused(detail))
             }
         } catch {
             if Task.isCancelled { return .cancelled }

@@ -44,6 +44,9 @@ public enum HTTPClientError: Error, Sendable, Hashable {
     case timedOut
     case connectionFailed(String)
     case bodyTooLarge(limit: Int)
+    /// The client refused the answer by one of its rules (the detail names the rule), e.g. a
+    /// redirect to another host or a compressed body it cannot bound.
+    case refused(String)
 }
 
 /// The networking layer behind ``DataLoader``, taken from the environment (``EnvironmentValues/httpClient``).

@@ -64,6 +64,8 @@ public enum DataLoaderError: Error, Sendable, Hashable, CustomStringConvertible 
     case unexpectedStatus(Int)
     case bodyTooLarge(limit: Int)
     case notDecodable(String)
+    /// The client refused the answer by a rule (redirect elsewhere, unboundable encoding).
+    case refused(String)
 
     /// A sentence that says which failure it was (for `"error": {"message"}`).
     public var message: String {
@@ -73,6 +75,7 @@ public enum DataLoaderError: Error, Sendable, Hashable, CustomStringConvertible 
         case let .unexpectedStatus(status): "the upstream answered with status \(status)"
         case let .bodyTooLarge(limit): "the upstream's answer is larger than \(limit) bytes"
         case let .notDecodable(detail): "the upstream's answer could not be decoded: \(detail)"
+        case let .refused(detail): "the upstream's answer was refused: \(detail)"
         }
     }
 

@@ -11,9 +11,10 @@ public struct PreferenceDeclaration: Sendable, Hashable {
     /// Inclusive bounds for integer and number preferences.
     public let minimum: Double?
     public let maximum: Double?
-    /// Longest allowed string, counted in Unicode scalars (as JSON Schema counts).
+    /// Longest allowed string, counted in Unicode scalars (as JSON Schema counts); nil means
+    /// `defaultMaxLength`.
     public let maxLength: Int?
-    /// The bound of a string preference without its own `maxLength` (API.md "Sizes").
+    /// The longest string a preference without its own `maxLength` holds (API.md "Sizes").
     public static let defaultMaxLength = 65_536
     /// When set, the only values accepted (JSON Schema's `enum`).
     public let allowedValues: [PreferenceValue]?
@@ -40,10 +41,15 @@ public struct PreferenceDeclaration: Sendable, Hashable {
         if case let .number(d) = typed, !d.isFinite { return .failure(.wrongType(expected: type)) }
         if let minimum, let n = typed.numericValue, n < minimum { return .failure(.belowMinimum(minimum)) }
         if let maximum, let n = typed.numericValue, n > maximum { return .failure(.aboveMaximum(maximum)) }
-        // Without its own maxLength a string still has the API's bound (API.md "Sizes").
-        let lengthLimit = maxLength ?? Self.defaultMaxLength
-        if case let .string(s) = typed, s.unicodeScalars.count > lengthLimit {
-            return .failure(.tooLong(maxLength: lengthLimit))
+        if case let .string(s) = typed {
+            let limit = maxLength ?? Self.defaultMaxLength
+            // UTF-8 bytes bound scalars from above: skip the count for short strings, and count
+            // no further than the limit for long ones.
+            let scalars = s.unicodeScalars
+            if s.utf8.count > limit, let end = scalars.index(scalars.startIndex, offsetBy: limit, limitedBy: scalars.endIndex),
+               end != scalars.endIndex {
+                return .failure(.tooLong(maxLength: limit))
+            }
         }
         if let allowedValues, !allowedValues.contains(typed) {
             return .failure(.notAllowed(allowedValues))

@@ -41,6 +41,21 @@ extension OpenAPIContract {
                   range, e.g. `wait=31`, `topics=foo`) → `400`; a well-formed value naming something that does
                   not exist (an unknown preference key in `keys`) → `422`. Body problems: not JSON / not UTF-8 → `400`; JSON of the wrong shape or values
                   outside the constraints → `422`. Bodies over the limit (default 1 MiB) → `413`.
+                - Framing (checked before routing, for every operation): a request whose length is ambiguous
+                  (more than one `Content-Length`, a `Content-Length` that is not plain digits, a
+                  `Transfer-Encoding` other than one `chunked`, a header name with whitespace, a folded header
+                  line) → `400` and the connection is closed, so nothing in its body is read as a request. A
+                  malformed chunked body → `400` (chunk extensions and trailers are accepted and ignored); a body
+                  announced or de-chunked beyond 4× the body limit → `413`; `Expect` other than `100-continue` →
+                  `417`; a request head over 16 KiB → `431`; a head not complete within `--header-timeout`
+                  (default 10 s) of its first byte → `408`; more than `--max-connections-per-client` (default
+                  512) open connections from one address → `503`. Each of these is a problem answer with
+                  `Connection: close`.
+                - Sizes: a string preference without its own `maxLength` holds at most 65,536 characters (Unicode
+                  scalars); a `PATCH /preferences` names at most as many keys as are declared (else `422`, before
+                  any key is looked at); a problem's `errors` list has at most 100 entries.
+                - Several instances: while the database cannot be reached, writes answer `503` with
+                  `Retry-After` and change nothing, `/readyz` is `503`, reads are served from memory.
                 - Overload or shutting down: `503` with `Retry-After` (seconds) for every operation except event
                   streams, which answer `200` with a short jittered `retry:` and end at once (a browser's
                   `EventSource` gives up for good on a non-200 answer).

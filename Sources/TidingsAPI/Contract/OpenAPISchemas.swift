@@ -161,9 +161,9 @@ extension OpenAPIContract {
             ("description", .string(#"""
                 A thing as sent. The server normalises it: trim Unicode white space and newlines at both
                 ends (Swift `CharacterSet.whitespacesAndNewlines`), then with `--text-case upper` (default)
-                upper-case it, Unicode-aware and locale-independent (Swift `uppercased()`; `ß` → `SS`).
-                The result must be 1..64 Unicode scalars (length counted after upper-casing, the way JSON
-                Schema counts), contain no control character (general category Cc: U+0000–U+001F,
+                upper-case it, Unicode-aware and locale-independent (Swift `uppercased()`; `ß` → `SS`),
+                then bring it to Unicode NFC. The result must be 1..64 Unicode scalars (length counted after
+                upper-casing and NFC, the way JSON Schema counts, so combining marks count), contain no control character (general category Cc: U+0000–U+001F,
                 U+007F–U+009F), and not be exactly `events`; otherwise `422`. The pattern below states the
                 same rule before upper-casing (surrounding white space is allowed and does not count), so a
                 text that matches it can still be refused when upper-casing makes it longer.

@@ -9,7 +9,9 @@ enum WriteRequest: Sendable {
     case preferences(PreferencePatch, ifMatch: [String: Set<UInt64>] = [:])
     case addThing(String)
     case removeThing(String)
-    case replaceThings([String])
+    /// The whole list; `normalized`: already checked with ``ThingRules/validateList`` under
+    /// this server's text case (off the loop, for a large body), so it is not checked again.
+    case replaceThings([String], normalized: Bool = false)
     /// Stores the posts feed's document (what `GET /posts` and `posts` events show).
     case setPosts(String)
 }
@@ -145,9 +147,9 @@ final class WritePipeline {
             }
         case let .removeThing(raw):
             return .success(StoreWrite([.removeThing(ThingRules.normalize(raw, textCase: state.textCase))]))
-        case let .replaceThings(raws):
+        case let .replaceThings(raws, normalized):
             do {
-                let list = try ThingRules.validateList(raws, textCase: state.textCase)
+                let list = normalized ? raws : try ThingRules.validateList(raws, textCase: state.textCase)
                 if let reserved = list.first(where: Self.reservedThings.contains) { return .failure(.reservedThing(reserved)) }
                 return .success(StoreWrite([.replaceThings(list)]))
             } catch {

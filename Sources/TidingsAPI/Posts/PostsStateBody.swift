@@ -60,6 +60,8 @@ struct PostsStateBody {
             "The upstream feed answered with HTTP status \(status), not 2xx."
         case let .bodyTooLarge(limit):
             "The upstream feed's answer is larger than the \(bytes(limit)) limit."
+        case let .refused(detail):
+            "The upstream feed's answer was refused: \(detail)."
         case let .notDecodable(detail):
             // Post.decodeFeed's own sentence ("… is not JSON." / "… is not a JSON array of posts: …").
             detail

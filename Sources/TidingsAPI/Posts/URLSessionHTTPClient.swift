@@ -17,6 +17,11 @@ import Synchronization
 ///   cancelled as soon as the announced length or the received bytes pass it;
 /// - no caching of its own, so conditional requests (`If-None-Match`, `If-Modified-Since`)
 ///   reach the upstream and its `304` reaches the caller;
+/// - an uncompressed body: it asks for `Accept-Encoding: identity` (libcurl would otherwise ask
+///   for gzip/br/zstd and inflate whatever arrives, faster than the limit can stop it), and an
+///   answer with any other `Content-Encoding` is refused before its body is read;
+/// - redirects only to the same scheme, host and port (never `file:`), others refused with a
+///   message naming the rule;
 /// - typed failures: ``HTTPClientError`` for transport problems (any status, 304 and 5xx
 ///   included, is returned, not thrown), `CancellationError` when the calling task is cancelled.
 public final class URLSessionHTTPClient: HTTPClient {
@@ -44,6 +49,7 @@ public final class URLSessionHTTPClient: HTTPClient {
                                     timeoutInterval: seconds)
         urlRequest.httpMethod = "GET"
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         if urlRequest.value(forHTTPHeaderField: "Accept") == nil {
             urlRequest.setValue("application/json", forHTTPHeaderField: "Accept")
         }
@@ -53,7 +59,8 @@ public final class URLSessionHTTPClient: HTTPClient {
         let delegate = self.delegate
         let outcome: Result<HTTPClientResponse, TransferFailure> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                delegate.register(identifier, limit: request.maxBodyBytes, endpoint: endpoint, continuation: continuation)
+                delegate.register(identifier, limit: request.maxBodyBytes, endpoint: endpoint,
+                                  origin: Origin(request.url), continuation: continuation)
                 // Cancelled before we started: never put the request on the wire.
                 if Task.isCancelled {
                     delegate.abandon(identifier, .cancelled)
@@ -75,6 +82,7 @@ public final class URLSessionHTTPClient: HTTPClient {
         case .failure(.timedOut): throw HTTPClientError.timedOut
         case let .failure(.bodyTooLarge(limit)): throw HTTPClientError.bodyTooLarge(limit: limit)
         case let .failure(.connectionFailed(reason)): throw HTTPClientError.connectionFailed(reason)
+        case let .failure(.refused(reason)): throw HTTPClientError.refused(reason)
         }
     }
 
@@ -96,7 +104,38 @@ enum TransferFailure: Error, Equatable, Sendable {
     case timedOut
     case bodyTooLarge(limit: Int)
     case connectionFailed(String)
+    case refused(String)
     case cancelled
+}
+
+/// Scheme, host and port of a URL (default ports filled in), for the same-origin redirect rule.
+struct Origin: Equatable, Sendable, CustomStringConvertible {
+    let scheme: String
+    let host: String
+    let port: Int
+
+    init?(_ url: URL?) {
+        guard let url, let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+        self.scheme = scheme
+        self.host = host
+        port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+    }
+
+    var description: String { "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+
+    /// Why a redirect from `self` to `location` (the raw `Location`, resolved against `base`)
+    /// and then to `next` (the request URLSession built from it) is refused; nil to follow it.
+    func refusal(location: String?, base: URL?, next: URL?) -> String? {
+        let rule = "only redirects to the same scheme, host and port (\(self)) are followed"
+        if let location {
+            guard let target = URL(string: location, relativeTo: base)?.absoluteURL, let origin = Origin(target) else {
+                return "a redirect to '\(location.prefix(200))' was refused: \(rule)"
+            }
+            if origin != self { return "a redirect to \(origin) was refused: \(rule)" }
+        }
+        guard let origin = Origin(next) else { return "a redirect to an unusable URL was refused: \(rule)" }
+        return origin == self ? nil : "a redirect to \(origin) was refused: \(rule)"
+    }
 }
 
 /// Per-transfer bookkeeping for every task of one session, behind one lock. URLSession calls
@@ -108,6 +147,7 @@ private final class TransferDelegate: NSObject, URLSessionDataDelegate, Sendable
         var continuation: Continuation
         var limit: Int?
         var endpoint: String
+        var origin: Origin?
         var body = Data()
         /// Set once the outcome is decided (deadline, limit, cancellation); the task's own
         /// completion then only delivers it.
@@ -116,8 +156,26 @@ private final class TransferDelegate: NSObject, URLSessionDataDelegate, Sendable
 
     private let transfers = Mutex<[Int: Transfer]>([:])
 
-    func register(_ id: Int, limit: Int?, endpoint: String, continuation: Continuation) {
-        transfers.withLock { $0[id] = Transfer(continuation: continuation, limit: limit, endpoint: endpoint) }
+    func register(_ id: Int, limit: Int?, endpoint: String, origin: Origin?, continuation: Continuation) {
+        transfers.withLock { $0[id] = Transfer(continuation: continuation, limit: limit, endpoint: endpoint, origin: origin) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        let location = response.value(forHTTPHeaderField: "Location")
+        let refused = transfers.withLock { all -> Bool in
+            guard let index = all.index(forKey: task.taskIdentifier) else { return true }
+            guard let origin = all.values[index].origin else { return false }
+            guard let why = origin.refusal(location: location, base: response.url, next: request.url) else { return false }
+            if all.values[index].failure == nil { all.values[index].failure = .refused(why) }
+            return true
+        }
+        if refused {
+            completionHandler(nil)
+            task.cancel()
+        } else {
+            completionHandler(request)
+        }
     }
 
     /// Records `failure` unless the transfer already ended or failed; true when the caller
@@ -138,13 +196,23 @@ private final class TransferDelegate: NSObject, URLSessionDataDelegate, Sendable
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        let tooLarge = transfers.withLock { all -> Bool in
-            guard let index = all.index(forKey: dataTask.taskIdentifier), let limit = all.values[index].limit,
-                  response.expectedContentLength > Int64(limit) else { return false }
+        // libcurl inflates a compressed body before the limit below sees a byte of it, and faster
+        // than a cancel lands: an answer in any encoding but identity is refused unread.
+        let encoding = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Encoding")?
+            .trimmingCharacters(in: .whitespaces).lowercased()
+        let refuse = transfers.withLock { all -> Bool in
+            guard let index = all.index(forKey: dataTask.taskIdentifier) else { return false }
+            if let encoding, !encoding.isEmpty, encoding != "identity" {
+                if all.values[index].failure == nil {
+                    all.values[index].failure = .refused("it came with Content-Encoding '\(encoding.prefix(64))' although an uncompressed body was asked for")
+                }
+                return true
+            }
+            guard let limit = all.values[index].limit, response.expectedContentLength > Int64(limit) else { return false }
             if all.values[index].failure == nil { all.values[index].failure = .bodyTooLarge(limit: limit) }
             return true
         }
-        completionHandler(tooLarge ? .cancel : .allow)
+        completionHandler(refuse ? .cancel : .allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {

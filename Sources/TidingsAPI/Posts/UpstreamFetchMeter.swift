@@ -67,6 +67,7 @@ struct MeteredHTTPClient: HTTPClient {
             case .timedOut: meter.record("timeout")
             case .bodyTooLarge: meter.record("too_large")
             case .connectionFailed: meter.record("connection_error")
+            case .refused: meter.record("refused")
             }
             throw error
         } catch {

@@ -47,11 +47,18 @@ struct PreferenceRoutes {
             responder.send(mapResponse())
         }
         router.patch("/preferences") { request, responder in
-            let patch = try request.decode(PreferencePatch.self)
-            writes.submit(.preferences(patch)) { result in
-                switch result {
-                case .success: responder.send(mapResponse())
-                case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
+            // Refused before any per-key work: a body can name far more keys than exist.
+            try request.checkJSONContentType()
+            let declared = state.preferences.declarations.count
+            if let count = JSONShape.topLevelMemberCount(request.body, stopAbove: declared), count > declared {
+                throw Problems.invalid("A PATCH names at most \(declared) keys (one per declared preference); this one names more.")
+            }
+            request.process(responder, { () throws(ProblemDetails) in try request.decode(PreferencePatch.self) }) { patch in
+                writes.submit(.preferences(patch)) { result in
+                    switch result {
+                    case .success: responder.send(mapResponse())
+                    case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
+                    }
                 }
             }
         }
@@ -66,14 +73,17 @@ struct PreferenceRoutes {
         }
         router.put("/preferences/{key}") { request, responder in
             let key = try declaredKey(request)
-            let body = try request.decode(ValueBody.self)
-            guard body.hasValue else {
-                throw Problems.invalid("The body must hold the new value as {\"value\": ...}.",
-                                       errors: [.init(key: key, detail: "missing value")])
+            request.process(responder, { () throws(ProblemDetails) -> PreferenceInput in
+                let body = try request.decode(ValueBody.self)
+                guard body.hasValue else {
+                    throw Problems.invalid("The body must hold the new value as {\"value\": ...}.",
+                                           errors: [.init(key: key, detail: "missing value")])
+                }
+                // JSON null is not a value of any type; DELETE resets a key.
+                return body.value ?? .unsupported(kind: "null")
+            }) { input in
+                write(PreferencePatch([key: input]), key: key, request: request, responder: responder)
             }
-            // JSON null is not a value of any type; DELETE resets a key.
-            let input = body.value ?? .unsupported(kind: "null")
-            write(PreferencePatch([key: input]), key: key, request: request, responder: responder)
         }
         router.delete("/preferences/{key}") { request, responder in
             let key = try declaredKey(request)

@@ -44,8 +44,11 @@ struct StreamRoutes {
         }
         var coverage = StreamCoverage(things: topics.contains("things"), posts: topics.contains("posts"))
         // `keys` narrows the preferences topic; without that topic it selects nothing.
+        // `keys` is checked whatever the topics (a malformed or unknown key is an error the
+        // client should hear of), but it narrows only the preferences topic.
+        let keys = try preferenceKeys(request.query("keys"))
         if topics.contains("preferences") {
-            coverage.preferenceKeys = try preferenceKeys(request.query("keys"))
+            coverage.preferenceKeys = keys
         }
         return coverage
     }

@@ -24,6 +24,7 @@ struct ThingLookup: Encodable {
 struct ThingRoutes {
     let state: TidingsState
     let writes: WritePipeline
+    private let cache = EncodedThings()
 
     func register(on router: Router) {
         router.get("/things") { request, responder in
@@ -49,15 +50,24 @@ struct ThingRoutes {
             }
         }
         router.put("/things") { request, responder in
-            let body = try request.decode(ThingsBody.self)
-            writes.submit(.replaceThings(body.things)) { result in
-                switch result {
-                case let .failure(.thing(.duplicate(thing))):
-                    responder.send(.problem(Problems.invalid(
-                        "\"\(thing)\" appears more than once after normalisation; nothing was changed.",
-                        errors: [.init(key: thing, detail: "duplicate")])))
-                case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
-                case .success: responder.send(listResponse())
+            // Decoding and normalising up to 10,000 things is work for the pool, not the loop.
+            let textCase = state.textCase
+            request.process(responder, { () throws(ProblemDetails) -> [String] in
+                let body = try request.decode(ThingsBody.self)
+                do throws(ThingError) {
+                    return try ThingRules.validateList(body.things, textCase: textCase)
+                } catch let .duplicate(thing) {
+                    throw Problems.invalid("\"\(thing)\" appears more than once after normalisation; nothing was changed.",
+                                           errors: [.init(key: thing, detail: "duplicate")])
+                } catch {
+                    throw Problems.forWrite(.thing(error))
+                }
+            }) { list in
+                writes.submit(.replaceThings(list, normalized: true)) { result in
+                    switch result {
+                    case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
+                    case .success: responder.send(listResponse())
+                    }
                 }
             }
         }
@@ -80,8 +90,20 @@ struct ThingRoutes {
         }
     }
 
+    /// The list, encoded once per revision of it: up to 10,000 things take tens of
+    /// milliseconds to encode, which every read would otherwise hold the loop for.
     private func listResponse() -> Response {
-        .json(ThingsList(things: state.things.things, revision: state.thingsRevision),
-              headers: ["ETag": "\"\(state.thingsRevision)\""])
+        let revision = state.thingsRevision
+        if let cached = cache.list, cached.revision == revision { return cached.response }
+        let response = Response.json(ThingsList(things: state.things.things, revision: revision),
+                                     headers: ["ETag": "\"\(revision)\""])
+        cache.list = (revision, response)
+        return response
     }
+}
+
+/// The encoded list answer and the revision it shows.
+@MainActor
+private final class EncodedThings {
+    var list: (revision: UInt64, response: Response)?
 }

@@ -37,6 +37,11 @@ final class UpstreamServer: Sendable {
         case hang
         /// Sends the head and then one body byte every 200 ms for 10 s: never idle, never done.
         case trickle
+        /// 200 with `Content-Encoding: gzip` and a body that inflates to `inflated` bytes of
+        /// JSON whitespace inside `[ ]` (about 1/160 of that on the wire), whatever was asked.
+        case gzipBomb(inflated: Int)
+        /// 302 to `location`.
+        case redirect(String)
     }
 
     /// One request as the upstream saw it.
@@ -163,6 +168,11 @@ final class UpstreamServer: Sendable {
         case .hang:
             _ = stopSignal.wait(timeout: .now() + 60)
             stopSignal.signal()
+        case let .gzipBomb(inflated):
+            let body = GzipBomb.make(inflated: inflated)
+            send(fd, Array("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+        case let .redirect(location):
+            write(fd, status: 302, headers: ["Location": location], body: [])
         case .trickle:
             guard send(fd, Array("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n[".utf8)) else { return }
             for _ in 0..<49 {

@@ -1,0 +1,372 @@
+import CLibevent
+import Foundation
+
+/// Sits between a client socket and evhttp, so evhttp only ever sees requests the server's own
+/// strict parser framed: a complete head, re-serialised (`RequestFraming`), then exactly the
+/// body bytes that head announced (a chunked body arrives de-chunked, with a `Content-Length`).
+///
+/// How: the server makes each connection's bufferevent itself (`evhttp_set_bevcb`) and watches
+/// its input buffer. Bytes the socket adds there are moved at once, before evhttp's read
+/// callback runs, into the guard's own buffer; only what the guard approves goes back. (A
+/// libevent filter bufferevent would do the same for input, but it reports a response as
+/// written once it reaches the socket's buffer, and evhttp then frees a `Connection: close`
+/// connection with the response still unsent.)
+///
+/// What it refuses — ambiguous framing, a head not complete within `headerTimeout` of its
+/// first byte, an unsupported version, an unknown method, a connection over the caps — it
+/// replaces by a stand-in request whose handler answers the problem with `Connection: close`;
+/// every later byte from that client is dropped, so nothing hidden behind a refused request is
+/// ever parsed. Loop-thread confined; one per accepted connection, counted from accept.
+final class ConnectionGuard {
+    private enum State {
+        case head
+        case body(remaining: Int, forward: Bool)
+        case chunked(ChunkedDecoder, ParsedHead)
+        case closed
+    }
+
+    private weak var server: HTTPServer?
+    private let base: OpaquePointer
+    /// The connection's socket bufferevent (nil once the connection closed).
+    private(set) var filter: OpaquePointer?
+    private var inputWatch: OpaquePointer?
+    /// Raw client bytes not yet framed.
+    private let pending: OpaquePointer
+    private var moving = false
+    private let maxHeadBytes: Int
+    private let maxBodyBytes: Int
+    private let headerTimeout: Double
+
+    private var state = State.head
+    private var head: [UInt8] = []
+    private var headClockStarted = false
+    private var timer: OpaquePointer?
+    /// The client address once admitted (nil before, or when it could not be read).
+    private(set) var address: String?
+    private var admitted = false
+    private var minorVersion = 1
+
+    /// Heads handed to evhttp so far, stand-ins included; refusals are keyed by that index.
+    private var headsPassed = 0
+    /// Requests evhttp has delivered to the server so far.
+    private var requestsSeen = 0
+    private var refusals: [Int: FramingRefusal] = [:]
+
+    private init(server: HTTPServer, base: OpaquePointer) {
+        self.server = server
+        self.base = base
+        maxHeadBytes = server.configuration.maxHeaderSize
+        maxBodyBytes = server.configuration.maxBodySize * 4
+        headerTimeout = server.configuration.headerTimeout
+        pending = evbuffer_new()
+    }
+
+    deinit { evbuffer_free(pending) }
+
+    /// The bufferevent evhttp will use for a connection it is accepting (nil: let evhttp make
+    /// its own, unguarded — only if libevent cannot allocate).
+    static func makeBufferevent(base: OpaquePointer, server: HTTPServer) -> OpaquePointer? {
+        guard let bev = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
+        let connectionGuard = ConnectionGuard(server: server, base: base)
+        connectionGuard.filter = bev
+        connectionGuard.inputWatch = evbuffer_add_cb(bufferevent_get_input(bev), { input, info, context in
+            guard let input, let info, let context, info.pointee.n_added > 0 else { return }
+            Unmanaged<ConnectionGuard>.fromOpaque(context).takeUnretainedValue().bytesArrived(input, count: info.pointee.n_added)
+        }, Unmanaged.passUnretained(connectionGuard).toOpaque())
+        server.guardOpened(connectionGuard)
+        // evhttp sets the socket and makes its connection right after this callback returns:
+        // check the caps then, before the loop polls again.
+        let box = Unmanaged.passRetained(CallbackBox { [connectionGuard] in connectionGuard.admitFromTimer() })
+        if let event = event_new(base, -1, 0, { _, _, context in
+            Unmanaged<CallbackBox>.fromOpaque(context!).takeRetainedValue().body()
+        }, box.toOpaque()) {
+            event_active(event, Int32(EV_TIMEOUT), 0)
+            // Freed on the next turn (an event may not be freed from inside its own callback
+            // in every libevent build).
+            server.loop.schedule(after: 0) { event_free(event) }
+        } else {
+            box.release()
+        }
+        return bev
+    }
+
+    /// The refusal evhttp's next delivered request stands in for, if any (call once per request).
+    func nextRequest() -> FramingRefusal? {
+        defer { requestsSeen += 1 }
+        return refusals.removeValue(forKey: requestsSeen)
+    }
+
+    /// Stand-in requests are answered with this HTTP version (the client's, when known).
+    var responseMinorVersion: Int { minorVersion }
+
+    // MARK: Admission
+
+    private func admit() -> FramingRefusal? {
+        guard !admitted, let filter, let server else { return nil }
+        let fd = Int32(bufferevent_getfd(filter))
+        guard fd >= 0 else { return nil }
+        admitted = true
+        // evhttp's connection is the callback argument of its bufferevent.
+        var evcon: UnsafeMutableRawPointer?
+        bufferevent_getcb(filter, nil, nil, nil, &evcon)
+        if let evcon { server.watchClose(OpaquePointer(evcon)) }
+        var on: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        address = Self.peerAddress(fd) ?? "unknown"
+        return server.admitConnection(address: address!)
+    }
+
+    private func admitFromTimer() {
+        guard filter != nil, let refusal = admit() else { return }
+        refuseLater(refusal)
+    }
+
+    private static func peerAddress(_ fd: Int32) -> String? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let ok = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        } == 0
+        guard ok else { return nil }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                    var raw = address.pointee.sin_addr
+                    _ = inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
+                }
+            }
+        case AF_INET6:
+            withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                    var raw = address.pointee.sin6_addr
+                    _ = inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
+                }
+            }
+        default:
+            return nil
+        }
+        let result = String(decoding: text.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return result.hasPrefix("::ffff:") ? String(result.dropFirst(7)) : result
+    }
+
+    // MARK: The input filter
+
+    /// The socket added `count` bytes at the end of evhttp's input: take them out, frame them,
+    /// put back only what evhttp may parse.
+    private func bytesArrived(_ input: OpaquePointer, count: Int) {
+        guard !moving else { return }
+        moving = true
+        defer { moving = false }
+        let kept = evbuffer_get_length(input) - count
+        let front = evbuffer_new()!
+        defer { evbuffer_free(front) }
+        evbuffer_remove_buffer(input, front, kept)
+        evbuffer_add_buffer(pending, input)
+        _ = filterInput(pending, front)
+        evbuffer_add_buffer(input, front)
+    }
+
+    private func filterInput(_ source: OpaquePointer, _ destination: OpaquePointer) -> bufferevent_filter_result {
+        if !admitted, let refusal = admit() { refuse(refusal, into: destination) }
+        var produced = false
+        loop: while evbuffer_get_length(source) > 0 {
+            switch state {
+            case .closed:
+                evbuffer_drain(source, evbuffer_get_length(source))
+            case .head:
+                if readHead(source, destination) { produced = true } else { break loop }
+            case .body(let remaining, let forward):
+                let count = min(remaining, evbuffer_get_length(source))
+                if forward { evbuffer_remove_buffer(source, destination, count) } else { evbuffer_drain(source, count) }
+                produced = produced || forward
+                state = count == remaining ? .head : .body(remaining: remaining - count, forward: forward)
+            case .chunked(var decoder, let parsed):
+                let available = min(evbuffer_get_length(source), 64 << 10)
+                var bytes = [UInt8](repeating: 0, count: available)
+                _ = bytes.withUnsafeMutableBytes { evbuffer_copyout(source, $0.baseAddress, available) }
+                do {
+                    let used = try decoder.feed(bytes[...])
+                    evbuffer_drain(source, used)
+                    guard decoder.isComplete else { state = .chunked(decoder, parsed); continue }
+                    state = .head
+                    if parsed.bodyIsRead {
+                        pass(parsed.canonical(length: decoder.body.count) + decoder.body, into: destination)
+                    } else {
+                        pass(parsed.canonical(length: nil), into: destination)
+                    }
+                    produced = true
+                } catch {
+                    refuse(error, into: destination)
+                    produced = true
+                }
+            }
+        }
+        if case .closed = state { produced = true }
+        // Only a forwarded byte restarts evhttp's own read timeout: a trickled head does not.
+        if produced { return BEV_OK }
+        if case .head = state { return BEV_NEED_MORE }
+        return BEV_OK
+    }
+
+    /// Moves head bytes from `source`; true once a whole head was handled (passed or refused).
+    private func readHead(_ source: OpaquePointer, _ destination: OpaquePointer) -> Bool {
+        if !headClockStarted { startHeadClock() }
+        // Empty lines before a request line are ignored (RFC 9112 §2.2).
+        if head.isEmpty {
+            var byte: UInt8 = 0
+            while evbuffer_copyout(source, &byte, 1) == 1, byte == 13 || byte == 10 { evbuffer_drain(source, 1) }
+            if evbuffer_get_length(source) == 0 { return false }
+        }
+        let available = min(evbuffer_get_length(source), maxHeadBytes + 4 - head.count)
+        let scanFrom = max(0, head.count - 2)
+        let oldCount = head.count
+        head.append(contentsOf: repeatElement(0, count: available))
+        _ = head.withUnsafeMutableBytes { evbuffer_copyout(source, $0.baseAddress! + oldCount, available) }
+        guard let (contentEnd, consumed) = Self.endOfHead(head, from: scanFrom) else {
+            evbuffer_drain(source, available)
+            if head.count > maxHeadBytes {
+                refuse(FramingRefusal(status: 431, detail: "The request head is larger than \(maxHeadBytes) bytes."), into: destination)
+                return true
+            }
+            return false
+        }
+        evbuffer_drain(source, consumed - oldCount)
+        let content = head[0..<contentEnd]
+        stopHeadClock()
+        guard consumed <= maxHeadBytes else {
+            refuse(FramingRefusal(status: 431, detail: "The request head is larger than \(maxHeadBytes) bytes."), into: destination)
+            return true
+        }
+        let result = RequestFraming.parseHead(content, maxBodyBytes: maxBodyBytes)
+        head.removeAll(keepingCapacity: false)
+        switch result {
+        case .failure(let refusal):
+            refuse(refusal, into: destination)
+        case .success(let parsed):
+            minorVersion = parsed.minorVersion
+            if parsed.expectsContinue, evbuffer_get_length(source) == 0 { sendContinue() }
+            switch parsed.body {
+            case .none:
+                pass(parsed.canonical(length: nil), into: destination)
+            case .length(let length):
+                pass(parsed.canonical(length: length), into: destination)
+                state = .body(remaining: length, forward: parsed.bodyIsRead)
+            case .chunked:
+                state = .chunked(ChunkedDecoder(maxBodyBytes: maxBodyBytes), parsed)
+            }
+        }
+        return true
+    }
+
+    /// (end of the head's content including its last line's LF, bytes the head used with its
+    /// empty line), searching for the empty line from `start`.
+    static func endOfHead(_ bytes: [UInt8], from start: Int) -> (Int, Int)? {
+        var index = start
+        while index + 1 < bytes.count {
+            if bytes[index] == 10 {
+                if bytes[index + 1] == 10 { return (index + 1, index + 2) }
+                if bytes[index + 1] == 13, index + 2 < bytes.count, bytes[index + 2] == 10 { return (index + 1, index + 3) }
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    private func pass(_ bytes: [UInt8], into destination: OpaquePointer) {
+        bytes.withUnsafeBytes { _ = evbuffer_add(destination, $0.baseAddress, $0.count) }
+        headsPassed += 1
+    }
+
+    /// "100 Continue" for a client waiting before it sends its body. Sent straight to the
+    /// socket: evhttp reads (so this runs) only between responses, with nothing queued, and
+    /// its bufferevent does not write while evhttp reads. 25 bytes fit an empty send buffer;
+    /// if they did not, the client sends its body after its own wait anyway.
+    private func sendContinue() {
+        guard let filter else { return }
+        let fd = Int32(bufferevent_getfd(filter))
+        guard fd >= 0 else { return }
+        let line = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+    }
+
+    // MARK: Refusals
+
+    /// Hands evhttp a stand-in request for `refusal` and drops everything after it.
+    private func refuse(_ refusal: FramingRefusal, into destination: OpaquePointer) {
+        stopHeadClock()
+        head.removeAll()
+        state = .closed
+        refusals[headsPassed] = refusal
+        pass(Array("GET / HTTP/1.\(minorVersion)\r\nConnection: close\r\n\r\n".utf8), into: destination)
+    }
+
+    /// The same, from outside the filter callback (a timer): evhttp reads it as soon as it is
+    /// reading, now or after the response it is writing.
+    private func refuseLater(_ refusal: FramingRefusal) {
+        guard let filter, let input = bufferevent_get_input(filter) else { return }
+        if case .closed = state { return }
+        evbuffer_drain(pending, evbuffer_get_length(pending))
+        moving = true
+        // The socket bufferevent freezes its input's end between reads.
+        evbuffer_unfreeze(input, 0)
+        refuse(refusal, into: input)
+        evbuffer_freeze(input, 0)
+        moving = false
+        bufferevent_trigger(filter, Int16(EV_READ), Int32(BEV_TRIG_DEFER_CALLBACKS.rawValue))
+    }
+
+    // MARK: Header deadline
+
+    private func startHeadClock() {
+        headClockStarted = true
+        guard headerTimeout > 0 else { return }
+        if timer == nil {
+            timer = event_new(base, -1, 0, { _, _, context in
+                guard let context else { return }
+                Unmanaged<ConnectionGuard>.fromOpaque(context).takeUnretainedValue().headClockExpired()
+            }, Unmanaged.passUnretained(self).toOpaque())
+        }
+        var interval = timeval(seconds: headerTimeout)
+        if let timer { event_add(timer, &interval) }
+    }
+
+    private func stopHeadClock() {
+        headClockStarted = false
+        if let timer { event_del(timer) }
+    }
+
+    private func headClockExpired() {
+        guard case .head = state, headClockStarted, let filter else { return }
+        // While evhttp is busy with an earlier request it does not read, so the rest of this
+        // head cannot arrive: the deadline counts only time the server was listening.
+        if (bufferevent_get_enabled(filter) & Int16(EV_READ)) == 0 {
+            var interval = timeval(seconds: headerTimeout)
+            if let timer { event_add(timer, &interval) }
+            return
+        }
+        refuseLater(FramingRefusal(status: 408, detail: "The request head was not complete within \(headerTimeout.formatted()) seconds of its first byte."))
+    }
+
+    // MARK: Lifetime
+
+    /// evhttp is freeing the connection (its close callback): stop watching, release the timer.
+    func closed() {
+        if let timer {
+            event_free(timer)
+            self.timer = nil
+        }
+        if let filter, let inputWatch { evbuffer_remove_cb_entry(bufferevent_get_input(filter), inputWatch) }
+        inputWatch = nil
+        filter = nil
+        state = .closed
+    }
+}
+
+extension Double {
+    /// "10" for 10.0, "2.5" for 2.5.
+    fileprivate func formatted() -> String {
+        self == rounded() ? String(Int(self)) : String(self)
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import XCTest
+
+/// The posts upstream client against a hostile upstream on loopback: a gzip bomb is refused
+/// unread (memory measured from /proc), redirects leave neither the scheme, host nor port,
+/// and each refusal says which rule refused it.
+final class UpstreamHardeningTests: XCTestCase {
+    func test_a_gzip_bomb_is_refused_without_inflating_it() throws {
+        let upstream = try UpstreamServer()
+        defer { upstream.stop() }
+        upstream.behaviour = .posts(PostsFixture.feed)
+        let server = try PostsFixture.server(upstream, timeout: 10)
+        defer { server.stop() }
+        _ = try server.settledPosts("loaded")
+        let before = try XCTUnwrap(Self.peakResidentKiB(server.process.processIdentifier))
+
+        // About 3 MB on the wire, 512 MiB inflated: libcurl asked for gzip itself and
+        // inflated it all (the process reached 1.1 GB for a 1 GiB bomb).
+        upstream.behaviour = .gzipBomb(inflated: 512 << 20)
+        XCTAssertEqual(try server.request("POST", "/posts/refresh").status, 202)
+        let failed = try server.settledPosts("failed")
+        XCTAssertTrue(failed.message.contains("Content-Encoding 'gzip'"), failed.message)
+        XCTAssertEqual(failed.postTitles, ["One", "Two", "Spaced"], "the last good posts are kept")
+        let after = try XCTUnwrap(Self.peakResidentKiB(server.process.processIdentifier))
+        XCTAssertLessThan(after - before, 64 << 10, "peak memory grew by \(after - before) KiB")
+        XCTAssertEqual(upstream.requests.last?.headers["accept-encoding"], "identity", "an uncompressed body is asked for")
+    }
+
+    func test_redirects_only_to_the_same_scheme_host_and_port() throws {
+        let upstream = try UpstreamServer()
+        defer { upstream.stop() }
+        let elsewhere = try UpstreamServer()   // an "internal service" on another port
+        defer { elsewhere.stop() }
+        elsewhere.behaviour = .posts(#"[{"id": 1, "title": "internal secret", "body": "x"}]"#)
+        let server = try PostsFixture.server(upstream, timeout: 5)
+        defer { server.stop() }
+
+        let refusals: [(String, String)] = [
+            ("http://127.0.0.1:\(elsewhere.port)/posts", "127.0.0.1:\(elsewhere.port)"),
+            ("http://localhost:\(upstream.port)/posts", "localhost"),
+            ("file:///etc/passwd", "file:///etc/passwd"),
+            ("https://127.0.0.1:\(upstream.port)/posts", "https://"),
+        ]
+        for (location, named) in refusals {
+            upstream.behaviour = .redirect(location)
+            XCTAssertEqual(try server.request("POST", "/posts/refresh").status, 202)
+            let failed = try server.settledPosts("failed")
+            XCTAssertTrue(failed.message.contains("redirect"), "\(location): \(failed.message)")
+            XCTAssertTrue(failed.message.contains("same scheme, host and port"), "\(location): \(failed.message)")
+            XCTAssertTrue(failed.message.contains(named), "\(location): \(failed.message)")
+            XCTAssertTrue(failed.postTitles.isEmpty, "\(location): posts served from the redirect target")
+        }
+        XCTAssertEqual(elsewhere.requestCount, 0, "the off-site target was fetched")
+
+        // Same scheme, host and port: followed.
+        upstream.behaviour = .redirect("/posts?page=1")
+        XCTAssertEqual(try server.request("POST", "/posts/refresh").status, 202)
+        let state = try server.posts(wait: 5)
+        // The upstream redirects every request, so this ends in too many redirects, but each
+        // hop stayed on the same origin.
+        XCTAssertEqual(state.state, "failed")
+        XCTAssertFalse(state.message.contains("same scheme"), state.message)
+        XCTAssertGreaterThan(upstream.requestCount, 2, "the same-origin redirect was not followed")
+    }
+
+    /// VmHWM (peak resident set) of `pid`, in KiB.
+    static func peakResidentKiB(_ pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return line.split(separator: " ").compactMap { Int($0) }.first
+        }
+        return nil
+    }
+}

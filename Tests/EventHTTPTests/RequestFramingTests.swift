@@ -1,0 +1,92 @@
+@testable import EventHTTP
+import XCTest
+
+/// The guard's own readings, case by case (the wire behaviour is in EndToEndTests/FramingTests;
+/// the fuzz targets in Fuzz/ explore the rest).
+final class RequestFramingTests: XCTestCase {
+    private func parse(_ text: String) -> Result<ParsedHead, FramingRefusal> {
+        RequestFraming.parseHead(Array(text.utf8)[...], maxBodyBytes: 1000)
+    }
+
+    private func status(_ text: String) -> Int? {
+        if case .failure(let refusal) = parse(text) { return refusal.status }
+        return nil
+    }
+
+    func testAmbiguousLengthsAreRefused() {
+        XCTAssertEqual(status("PUT / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n"), 400)
+        XCTAssertEqual(status("PUT / HTTP/1.1\r\nContent-Length : 5\r\n"), 400)
+        XCTAssertEqual(status("PUT / HTTP/1.1\r\nContent-Length: +5\r\n"), 400)
+        XCTAssertEqual(status("PUT / HTTP/1.1\r\nContent-Length: 0x5\r\n"), 400)
+        XCTAssertEqual(status("PUT / HTTP/1.1\r\nContent-Length:\r\n"), 400)
+        XCTAssertEqual(status("PUT / HTTP/1.1\r\nTransfer-Encoding: identity\r\n"), 400)
+        XCTAssertEqual(status("PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"), 400)
+        XCTAssertEqual(status("PUT / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n"), 400)
+        XCTAssertEqual(status("PUT / HTTP/1.1\r\nContent-Length: 1001\r\n"), 413)
+        XCTAssertEqual(status("PUT / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n"), 413)
+        XCTAssertEqual(status("GET / HTTP/1.1\r\nHost: a\0b\r\n"), 400, "NUL would truncate evhttp's C string")
+        XCTAssertEqual(status("GET / HTTP/1.1\r\nHost: a\rb\r\n"), 400, "bare CR")
+    }
+
+    func testRequestLineRules() {
+        XCTAssertEqual(status("GET  / HTTP/1.1\r\n"), 400)
+        XCTAssertEqual(status("GET / HTTP/1.1 \r\n"), 400)
+        XCTAssertEqual(status("GET /a b HTTP/1.1\r\n"), 400)
+        XCTAssertEqual(status("GET / HTTP/1.10\r\n"), 505)
+        XCTAssertEqual(status("GET / HTTP/3.0\r\n"), 505)
+        XCTAssertEqual(status("get / HTTP/1.1\r\n"), 501)
+        XCTAssertEqual(status("GET / http/1.1\r\n"), 400)
+    }
+
+    func testCanonicalHeadKeepsFieldsAndReplacesFraming() throws {
+        let head = try parse("POST /x?y=1 HTTP/1.1\nHost: h\nTransfer-Encoding: Chunked\nExpect: 100-continue\nX-A:  v  \n").get()
+        XCTAssertEqual(head.body, .chunked)
+        XCTAssertTrue(head.expectsContinue)
+        XCTAssertEqual(String(decoding: head.canonical(length: 3), as: UTF8.self),
+                       "POST /x?y=1 HTTP/1.1\r\nHost: h\r\nX-A: v\r\nContent-Length: 3\r\n\r\n")
+        XCTAssertEqual(try parse("PUT / HTTP/1.1\r\nContent-Length: 007\r\n").get().body, .length(7))
+        XCTAssertEqual(try parse("PUT / HTTP/1.1\r\nContent-Length: 0\r\n").get().body, BodyFraming.none)
+        XCTAssertEqual(status("PUT / HTTP/1.1\r\nExpect: 200-ok\r\nContent-Length: 1\r\n"), 417)
+    }
+
+    func testChunkedDecoderAcceptsExtensionsAndTrailersAcrossPieces() throws {
+        let wire = Array("4;a=b\r\nWiki\r\n5 ;x\r\npedia\r\n0\r\nT: v\r\n\r\nNEXT".utf8)
+        var decoder = ChunkedDecoder(maxBodyBytes: 100)
+        var offset = 0
+        while !decoder.isComplete {
+            offset += try decoder.feed(wire[offset..<min(wire.count, offset + 3)])
+        }
+        XCTAssertEqual(String(decoding: decoder.body, as: UTF8.self), "Wikipedia")
+        XCTAssertEqual(String(decoding: wire[offset...], as: UTF8.self), "NEXT", "bytes after the body are left")
+    }
+
+    func testChunkedDecoderRefusesMalformedAndOversizedBodies() {
+        for text in ["x\r\n", "-1\r\n", "4\r\nWikiX\r\n", "4\nWiki\n", "1000000000000000\r\n", "4\r\nWiki\r\n0\r\nbad trailer\r\n\r\n"] {
+            var decoder = ChunkedDecoder(maxBodyBytes: 100)
+            XCTAssertThrowsError(try decoder.feed(Array(text.utf8)[...]), text.debugDescription) {
+                XCTAssertEqual(($0 as? FramingRefusal)?.status, 400, text.debugDescription)
+            }
+        }
+        var decoder = ChunkedDecoder(maxBodyBytes: 10)
+        XCTAssertThrowsError(try decoder.feed(Array("b\r\n".utf8)[...])) { XCTAssertEqual(($0 as? FramingRefusal)?.status, 413) }
+    }
+
+    func testEndOfHeadFindsTheBlankLine() {
+        XCTAssertEqual(ConnectionGuard.endOfHead(Array("GET / HTTP/1.1\r\n\r\nrest".utf8), from: 0)?.1, 18)
+        XCTAssertEqual(ConnectionGuard.endOfHead(Array("GET / HTTP/1.1\n\nrest".utf8), from: 0)?.1, 16)
+        XCTAssertNil(ConnectionGuard.endOfHead(Array("GET / HTTP/1.1\r\nHost: x\r\n".utf8), from: 0))
+    }
+
+    func testMemberCountStopsAtTheLimit() {
+        XCTAssertEqual(JSONShape.topLevelMemberCount(Array(#"{"a": [1, 2], "b": {"c": 1}, "d": "x,y"}"#.utf8)), 3)
+        XCTAssertEqual(JSONShape.topLevelMemberCount(Array("{}".utf8)), 0)
+        XCTAssertEqual(JSONShape.topLevelMemberCount(Array(#"{"a":1,"b":2,"c":3}"#.utf8), stopAbove: 1), 2)
+        XCTAssertNil(JSONShape.topLevelMemberCount(Array("[1, 2]".utf8)))
+        XCTAssertNil(JSONShape.topLevelMemberCount(Array(#"{"a": 1"#.utf8)))
+    }
+
+    func testProblemErrorsAreCappedAt100() {
+        let errors = (0..<250).map { ProblemDetails.FieldError(key: "k\($0)", detail: "bad") }
+        XCTAssertEqual(ProblemDetails(status: 422, detail: "many", errors: errors).errors?.count, 100)
+    }
+}
