@@ -110,6 +110,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // Commit throughput of the PostgreSQL store on a throwaway cluster (PostgresStore).
+        .executableTarget(
+            name: "PostgresStoreBench",
+            dependencies: ["TidingsStore", "TestFixtures", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/PostgresStoreBench",
+            swiftSettings: strictSettings
+        ),
+
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP"]),
         .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore"]),
@@ -122,6 +130,7 @@ let package = Package(
         // Throwaway PostgreSQL clusters and nginx balancers for tests (Foundation only, no XCTest):
         // any test target may depend on it.
         .target(name: "TestFixtures", path: "Tests/TestFixtures", swiftSettings: strictSettings),
+        .testTarget(name: "TestFixturesTests", dependencies: ["TestFixtures"], swiftSettings: strictSettings),
         // PostgresStore against a real PostgreSQL started by the test.
         .testTarget(
             name: "PostgresStoreTests",

@@ -101,6 +101,8 @@ final class PostgresStoreBasicsTests: PostgresTestCase {
         XCTAssertEqual(error, .preconditionFailed(key: "new", current: 0))
         error = await storeError { try await store.commit(StoreWrite([set("k", "2")], expectedRevisions: ["k": []])) }
         XCTAssertEqual(error, .preconditionFailed(key: "k", current: 2), "an empty set never matches")
+        error = await storeError { try await store.commit(StoreWrite([set("k", "2")], expectedRevisions: ["k": [UInt64.max]])) }
+        XCTAssertEqual(error, .preconditionFailed(key: "k", current: 2), "a revision beyond bigint never matches")
         let matched = try await store.commit(StoreWrite([set("k", "2")], expectedRevisions: ["k": [7, 2]]))
         XCTAssertEqual(matched, [Change(revision: 3, kind: .preference(key: "k", json: "2"))])
         let fresh = try await store.commit(StoreWrite([set("other", "1")], expectedRevisions: ["other": [0]]))

@@ -29,8 +29,11 @@ enum PostgresBatch {
         let payload = writes.map { write -> [String: Any] in
             var entry: [String: Any] = ["o": write.operations.map(encode)]
             if !write.expectedRevisions.isEmpty {
-                // Revisions as strings: exact for every UInt64, compared as bigint in SQL.
-                entry["e"] = write.expectedRevisions.mapValues { $0.sorted().map { String($0) } }
+                // Revisions are bigint in SQL: one beyond Int64.max can never match, so it is
+                // left out (a set left empty matches nothing, as it should).
+                entry["e"] = write.expectedRevisions.mapValues { revisions in
+                    revisions.filter { $0 <= UInt64(Int64.max) }.sorted().map { Int64($0) }
+                }
             }
             return entry
         }

@@ -14,8 +14,8 @@ actor PostgresConnectionSlot {
     private var connecting: Task<PostgresConnection, any Error>?
     private var closed = false
 
-    init(url: PostgresURL, connectTimeout: Duration, logger: Logger) {
-        configuration = url.configuration(connectTimeout: connectTimeout)
+    init(url: PostgresURL, connectTimeout: Duration, statementTimeout: Duration, logger: Logger) {
+        configuration = url.configuration(connectTimeout: connectTimeout, statementTimeout: statementTimeout)
         self.connectTimeout = connectTimeout
         self.logger = logger
     }
@@ -86,9 +86,7 @@ enum PostgresDeadline {
             fired.set()
             onTimeout()
         }
-        let components = timeout.components
-        let nanoseconds = components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: timer)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds)), execute: timer)
         defer { timer.cancel() }
         do {
             return try await operation()
@@ -106,8 +104,12 @@ enum PostgresDeadline {
             try await PostgresConnection.connect(
                 configuration: configuration, id: PostgresConnectionSlot.nextID(), logger: logger)
         }
-        return try await run(timeout, onTimeout: { attempt.cancel() }) {
-            try await attempt.value
+        return try await withTaskCancellationHandler {
+            try await run(timeout, onTimeout: { attempt.cancel() }) {
+                try await attempt.value
+            }
+        } onCancel: {
+            attempt.cancel()
         }
     }
 

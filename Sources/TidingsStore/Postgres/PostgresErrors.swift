@@ -19,9 +19,11 @@ extension PostgresStore {
                 return .unavailable(description)
             }
             // 08: connection exception; 57P01-57P03: shutdown or not accepting connections yet;
-            // 53: out of resources (e.g. too many connections); 40: serialization failure or
-            // deadlock — all transient, nothing was committed.
-            if state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53") || state.hasPrefix("40") {
+            // 57014: statement timeout; 55P03: lock timeout; 53: out of resources (e.g. too many
+            // connections); 40: serialization failure or deadlock — all transient, nothing was
+            // committed.
+            if state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53") || state.hasPrefix("40")
+                || state == "57014" || state == "55P03" {
                 return .unavailable(description)
             }
             return .database(description)

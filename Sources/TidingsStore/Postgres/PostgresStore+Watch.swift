@@ -31,7 +31,7 @@ extension PostgresStore {
             let attempt = ContinuousClock.now
             do {
                 let connection = try await PostgresDeadline.connect(
-                    url.configuration(connectTimeout: options.connectTimeout),
+                    url.configuration(connectTimeout: options.connectTimeout, statementTimeout: options.queryTimeout),
                     timeout: options.connectTimeout, logger: logger)
                 let keep: Bool = state.withLock {
                     guard !closed else { return false }

@@ -13,7 +13,7 @@ internal import PostgresNIO
 /// await store.close()
 /// ```
 ///
-/// Three connections: one for commits (group commit, ``PostgresCommitQueue``), one for reads,
+/// Three connections: one per commit lane (group commit, ``PostgresCommitQueue``), one for reads,
 /// and one that LISTENs for other instances' commits (``watch(_:)``). While the database
 /// cannot be reached, ``isAvailable`` is false and every call throws
 /// ``StoreError/unavailable(_:)`` at once; the watcher reconnects with back-off and flips it
@@ -23,7 +23,10 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
     let limits: ChangeStoreLimits
     let options: PostgresStoreOptions
     let logger: Logger
-    let writer: PostgresConnectionSlot
+    /// One connection per commit lane (``PostgresStoreOptions/commitLanes``); the first one
+    /// also runs the migration.
+    let writers: [PostgresConnectionSlot]
+    var writer: PostgresConnectionSlot { writers[0] }
     let reader: PostgresConnectionSlot
     private var queue: PostgresCommitQueue!
 
@@ -46,11 +49,15 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
         self.limits = limits
         self.options = options
         self.logger = logger
-        writer = PostgresConnectionSlot(url: self.url, connectTimeout: options.connectTimeout, logger: logger)
-        reader = PostgresConnectionSlot(url: self.url, connectTimeout: options.connectTimeout, logger: logger)
-        queue = PostgresCommitQueue(maxBatch: options.maxBatch) { [weak self] writes in
+        writers = (0..<max(1, options.commitLanes)).map { [url = self.url] _ in
+            PostgresConnectionSlot(
+                url: url, connectTimeout: options.connectTimeout, statementTimeout: options.queryTimeout, logger: logger)
+        }
+        reader = PostgresConnectionSlot(
+            url: self.url, connectTimeout: options.connectTimeout, statementTimeout: options.queryTimeout, logger: logger)
+        queue = PostgresCommitQueue(maxBatch: options.maxBatch, lanes: writers.count) { [weak self] lane, writes in
             guard let self else { return writes.map { _ in .failure(.closed) } }
-            return await self.commitBatch(writes)
+            return await self.commitBatch(writes, on: self.writers[lane])
         }
     }
 
@@ -71,6 +78,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
     /// - Throws: ``StoreError/unavailable(_:)`` if the database stayed unreachable;
     ///   ``StoreError/database(_:)`` if the schema is newer than this build or migration failed.
     public func open() async throws {
+        if state.withLock({ opened }) { return }
         let deadline = ContinuousClock.now + options.startupTimeout
         var delay = options.reconnectDelay.lowerBound
         while true {
@@ -109,6 +117,9 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
     // MARK: - ChangeStore
 
     public var isAvailable: Bool { state.withLock { available } }
+
+    /// Group-commit counters (for benchmarks and metrics).
+    public var statistics: PostgresStoreStatistics { queue.statistics }
 
     var isClosed: Bool { state.withLock { closed } }
 
@@ -182,7 +193,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
         guard first else { return }
         await queue.close()
         await stopWatching()
-        await writer.close()
+        for writer in writers { await writer.close() }
         await reader.close()
         logger.info("PostgreSQL store closed")
     }
@@ -190,7 +201,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
     // MARK: - Group commit
 
     /// One group-commit transaction: `tidings_commit_v1` with every write of the batch.
-    private func commitBatch(_ writes: [StoreWrite]) async -> [Result<[Change], StoreError>] {
+    private func commitBatch(_ writes: [StoreWrite], on writer: PostgresConnectionSlot) async -> [Result<[Change], StoreError>] {
         logger.trace("commit batch", metadata: ["writes": "\(writes.count)"])
         do {
             let payload = try PostgresBatch.encode(writes)

@@ -55,13 +55,28 @@ struct PostgresURL: Sendable, Hashable {
     /// `postgres://user@host:port/database` (no password), for log lines.
     var redacted: String { "postgres://\(user)@\(host):\(port)/\(database)" }
 
-    /// A postgres-nio configuration with a bounded connect timeout.
-    func configuration(connectTimeout: Duration) -> PostgresConnection.Configuration {
+    /// A postgres-nio configuration with a bounded connect timeout. `statementTimeout` also
+    /// bounds every statement (and lock wait) on the server, so a statement the client gave up
+    /// on does not keep running, or keep the revision counter locked, behind its back.
+    func configuration(connectTimeout: Duration, statementTimeout: Duration) -> PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(
             host: host, port: port, username: user, password: password, database: database, tls: .disable)
-        let components = connectTimeout.components
-        configuration.options.connectTimeout = .nanoseconds(
-            components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000)
+        configuration.options.connectTimeout = .nanoseconds(connectTimeout.nanoseconds)
+        let milliseconds = "\(max(1, statementTimeout.nanoseconds / 1_000_000))"
+        configuration.options.additionalStartupParameters = [
+            ("application_name", "tidings"),
+            ("statement_timeout", milliseconds),
+            ("lock_timeout", milliseconds),
+        ]
         return configuration
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds (saturating).
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : product + attoseconds / 1_000_000_000
     }
 }
