@@ -20,13 +20,15 @@ enum PostgresMigration {
                 throw StoreError.database(
                     "the database schema is version \(found), newer than this build knows (\(PostgresSchema.version))")
             }
-            if found < 1 {
-                logger.info("creating the PostgreSQL schema", metadata: ["version": "1"])
-                for statement in PostgresSchema.version1 {
+            if found < Int64(PostgresSchema.version) {
+                logger.info("migrating the PostgreSQL schema", metadata: ["from": "\(found)", "to": "\(PostgresSchema.version)"])
+                let statements = found < 1 ? PostgresSchema.fromEmpty : PostgresSchema.fromVersion1
+                for statement in statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
+                let version = Int64(PostgresSchema.version)
                 try await connection.query("""
-                    INSERT INTO schema_version (id, version) VALUES (1, 1)
+                    INSERT INTO schema_version (id, version) VALUES (1, \(version))
                     ON CONFLICT (id) DO UPDATE SET version = excluded.version
                     """, logger: logger)
             }

@@ -1,6 +1,10 @@
 /// The PostgreSQL schema of ``PostgresStore`` and its migrations.
 ///
-/// Version 1:
+/// Version 1 created the tables; version 2 (re)creates the functions (one write per
+/// `tidings_apply_v1` call, no subtransaction unless needed). A build refuses a database whose
+/// version is newer than its own, so an older build never runs against functions it does not
+/// know.
+///
 /// - `meta`: one row — the global revision counter (its row lock serialises committers, so
 ///   revisions are assigned in commit order), the things revision, and the running byte total
 ///   of the change history (so pruning never sums the table).
@@ -11,11 +15,10 @@
 ///   refresh per cluster; see ``PostgresStore/acquireLease(_:holder:duration:)``).
 /// - `tidings_commit_v1(batch, max_count, max_bytes)`: applies a batch of writes in one
 ///   transaction (each through `tidings_apply_v1`) and returns what each did (see
-///   ``PostgresBatch``). Functions carry the schema version in their name, so instances of
-///   different builds never replace each other's.
+///   ``PostgresBatch``).
 enum PostgresSchema {
     /// The version this build creates and understands.
-    static let version = 1
+    static let version = 2
     /// Taken around migrations, so instances starting together migrate one at a time.
     static let migrationLockKey: Int64 = 0x7469_6469_6E67_7331  // "tidings1"
     /// The LISTEN/NOTIFY channel every commit notifies with its last revision.
@@ -28,8 +31,16 @@ enum PostgresSchema {
         )
         """
 
-    /// The statements that bring an empty database to version 1 (each one idempotent).
-    static let version1: [String] = [
+    /// The statements that bring an empty database to the current version (each idempotent).
+    static let fromEmpty: [String] = tables + functions
+
+    /// What version 2 changed from version 1: the functions, replaced in place (same names and
+    /// signatures, so an instance of the older build still running keeps working).
+    static let fromVersion1: [String] = functions
+
+    static let functions = [thingsChangeFunction, applyFunction, commitFunction]
+
+    static let tables: [String] = [
         """
         CREATE TABLE IF NOT EXISTS meta (
             id smallint PRIMARY KEY CHECK (id = 1),
@@ -60,9 +71,6 @@ enum PostgresSchema {
             bytes bigint NOT NULL
         )
         """,
-        thingsChangeFunction,
-        applyFunction,
-        commitFunction,
     ]
 
     /// Records a change of the things list: the whole list after the change is stored in the

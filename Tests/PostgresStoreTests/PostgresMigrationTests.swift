@@ -1,0 +1,37 @@
+import Foundation
+import XCTest
+@testable import TidingsStore
+
+final class PostgresMigrationTests: PostgresTestCase {
+    private func databaseName(_ url: String) -> String { String(url.split(separator: "/").last!) }
+
+    func testAVersion1DatabaseGetsTheCurrentFunctionsAndKeepsItsData() async throws {
+        let url = try makeDatabase()
+        let first = try await makeStore(url)
+        _ = try await first.commit(StoreWrite([set("k", "1"), .addThing("A")]))
+        await first.close()
+        // As the first release left it: version 1, without tidings_apply_v1.
+        try cluster().psql("UPDATE schema_version SET version = 1; DROP FUNCTION tidings_apply_v1(jsonb, bigint)",
+                           database: databaseName(url))
+
+        let migrated = try await makeStore(url)
+        let answer = try await migrated.commit(StoreWrite([.addThing("B")]))
+        XCTAssertEqual(answer, [Change(revision: 3, kind: .things(op: .add, thing: "B", list: ["A", "B"]))])
+        let snapshot = try await migrated.loadSnapshot()
+        XCTAssertEqual(snapshot.preferences["k"], StoredPreference(json: "1", revision: 1))
+        let version = try cluster().psql("SELECT version FROM schema_version", database: databaseName(url))
+        XCTAssertEqual(version.trimmingCharacters(in: .whitespacesAndNewlines), "\(PostgresSchema.version)")
+    }
+
+    func testADatabaseFromANewerBuildIsRefused() async throws {
+        let url = try makeDatabase()
+        let first = try await makeStore(url)
+        await first.close()
+        try cluster().psql("UPDATE schema_version SET version = 99", database: databaseName(url))
+        let store = try PostgresStore(url: url, logger: .testing, options: .testing)
+        addTeardownBlock { await store.close() }
+        let error = await storeError { try await store.open() }
+        guard case let .database(message) = error else { return XCTFail("expected .database, got \(String(describing: error))") }
+        XCTAssertTrue(message.contains("newer"), message)
+    }
+}
