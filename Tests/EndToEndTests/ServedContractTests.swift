@@ -66,13 +66,14 @@ final class ServedContractTests: XCTestCase {
                   description: Goes to eleven.
                   default: 5
             """), yaml)
-        XCTAssertTrue(yaml.contains("    PreferenceValue.theme:\n      type: string\n      enum: [dark, light]\n      default: dark\n"))
+        XCTAssertTrue(yaml.contains("    PreferenceValue.theme:\n      type: string\n      maxLength: 65536\n      enum: [dark, light]\n      default: dark\n"), yaml)
         XCTAssertTrue(yaml.contains("    PreferenceValue.ratio: { type: number, minimum: 0.0, maximum: 1.0, default: 0.5 }\n"))
         XCTAssertTrue(yaml.contains("    PreferenceValue.nickname: { type: string, maxLength: 12, default: \"\" }\n"))
         // The PATCH body lists every key, `null` among an enum's values (it resets the key).
         XCTAssertTrue(yaml.contains("""
                     theme:
                       type: [string, "null"]
+                      maxLength: 65536
                       enum: [dark, light, null]
             """), yaml)
         // The OFREP key parameter names the declared keys (a file's keys are declared sorted).
