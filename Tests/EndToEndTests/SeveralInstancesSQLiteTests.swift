@@ -154,3 +154,28 @@ final class SeveralInstancesPostsTests: XCTestCase {
         XCTAssertEqual(try a.currentRevision(), try b.currentRevision())
     }
 }
+
+/// Several processes started at the same moment on an empty data directory all come up.
+final class SimultaneousStartTests: XCTestCase {
+    func test_three_processes_started_at_once_on_an_empty_directory_all_serve() throws {
+        for _ in 0..<3 {
+            let directory = try TemporaryDirectory()
+            let url = directory.url
+            let started = Locked<[TidingsProcess]>([])
+            let failures = Locked<[String]>([])
+            concurrently(3) { _ in
+                do {
+                    let process = try TidingsProcess(dataDirectory: url)
+                    started.withLock { $0.append(process) }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            let processes = started.current
+            defer { processes.forEach { $0.stop() } }
+            XCTAssertEqual(failures.current, [], "every process started")
+            XCTAssertEqual(processes.count, 3)
+            for process in processes { XCTAssertEqual(try process.put("age", 7).status, 200, process.log) }
+        }
+    }
+}
