@@ -24,8 +24,13 @@ public final class HTTPServer {
     private var boundSocket: OpaquePointer?
     private let scratch: OpaquePointer
     private var connections: [OpaquePointer: Connection] = [:]
-    private var streams: [ObjectIdentifier: EventStream] = [:]
-    private var heartbeat: TimerHandle?
+    /// Open streams by id; their sockets belong to the stream workers.
+    var streams: [Int: EventStream] = [:]
+    var nextStreamID = 0
+    /// The stream workers (from `start()` until `close()`).
+    var dispatch: StreamDispatch?
+    /// An open /dev/null, duplicated onto a stream's old descriptor number (see `detachSocket`).
+    var placeholderDescriptor: Int32 = -1
     private var inFlight = 0
     private var shutdownCompletion: (() -> Void)?
     private var shutdownPoll: TimerHandle?
@@ -88,11 +93,7 @@ public final class HTTPServer {
         }
         boundSocket = bound
         port = Self.localPort(of: evconnlistener_get_fd(listener))
-        if configuration.heartbeatInterval > 0 {
-            heartbeat = loop.schedule(after: configuration.heartbeatInterval, repeating: true) { [unowned self] in
-                for stream in streams.values { stream.heartbeat() }
-            }
-        }
+        try startStreamWorkers()
         return port
     }
 
@@ -177,7 +178,7 @@ public final class HTTPServer {
         if let known = connections[evcon] {
             connection = known
         } else {
-            if isDraining || connections.count >= connectionLimit {
+            if isDraining || connections.count + streams.count >= connectionLimit {
                 writeRefusal(raw)
                 return
             }
@@ -311,29 +312,14 @@ public final class HTTPServer {
 
     // MARK: Streams
 
-    func startStream(_ stream: EventStream, head: Response, raw: RawRequest) {
-        let output = evhttp_request_get_output_headers(raw)
-        for field in head.headers.fields { _ = evhttp_add_header(output, field.name, field.value) }
-        evhttp_send_reply_start(raw, 200, "OK")
-        // The connection timeout would drop a quiet stream after it expires, and -1 restores
-        // the default instead of disabling it: give streams a practically infinite one.
-        var forever = timeval(tv_sec: 10 * 365 * 86_400, tv_usec: 0)
-        evhttp_connection_set_timeout_tv(stream.connection.evcon, &forever)
-        streams[ObjectIdentifier(stream)] = stream
-        stream.watchForClose(base: loop.base)
-    }
-
-    func streamStopped(_ stream: EventStream) {
-        streams.removeValue(forKey: ObjectIdentifier(stream))
-        if shutdownCompletion != nil { checkShutdown() }
-    }
-
     /// Frees a connection on a later loop turn (never from inside evhttp's own callbacks).
     func dropConnection(_ connection: Connection) {
         let box = Unmanaged.passRetained(CallbackBox { [weak self, connection] in
             // Only if it is still ours: evhttp may have freed it meanwhile.
             guard let self, self.connections[connection.evcon] === connection else { return }
             evhttp_connection_free(connection.evcon)
+            // The close callback normally removed it; never keep a freed evcon as a key.
+            self.connections.removeValue(forKey: connection.evcon)
         })
         var now = timeval(tv_sec: 0, tv_usec: 0)
         event_base_once(loop.base, -1, Int16(EV_TIMEOUT), { _, _, context in
@@ -362,7 +348,7 @@ public final class HTTPServer {
         checkShutdown()
     }
 
-    private func checkShutdown() {
+    func checkShutdown() {
         guard let completion = shutdownCompletion else { return }
         let flushed = inFlight == 0 && streams.isEmpty && connections.values.allSatisfy { $0.bufferedOutput == 0 }
         guard flushed || DispatchTime.now().uptimeNanoseconds >= shutdownDeadline else { return }
@@ -374,14 +360,12 @@ public final class HTTPServer {
 
     /// Frees evhttp: closes the listener and every connection (their streams see `onClose`).
     public func close() {
-        heartbeat?.cancel()
-        heartbeat = nil
         shutdownPoll?.cancel()
         guard let http else { return }
         self.http = nil
         boundSocket = nil
         evhttp_free(http)
         connections.removeAll()
-        streams.removeAll()
+        stopStreamWorkers()
     }
 }
