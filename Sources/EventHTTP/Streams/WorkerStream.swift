@@ -119,12 +119,14 @@ final class WorkerStream: @unchecked Sendable {
     }
 
     /// Whether what waits behind the current entry, plus the kernel's send queue, passes the
-    /// bound. The kernel's part is capped by `SO_SNDBUF` (see `StreamWorker.sendBuffer`).
+    /// bound. The part of the current entry the kernel already holds is not counted: a large
+    /// frame being read at full speed is never held against its reader.
     var overBound: Bool {
         let behind = behindBytes
         guard behind > 0 else { return false }
         if behind > bound { return true }
-        return behind + max(0, Int(tidings_socket_unsent_bytes(fd))) > bound
+        let kernel = max(0, Int(tidings_socket_unsent_bytes(fd)) - written)
+        return behind + kernel > bound
     }
 
     /// A conflating stream is never cut off; its un-keyed frames still have a (generous) cap.
