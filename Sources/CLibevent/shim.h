@@ -21,6 +21,8 @@
 #include <sys/eventfd.h>
 #include <fcntl.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include <event2/event.h>
 #include <event2/buffer.h>
@@ -136,6 +138,15 @@ static inline void tidings_http_date(char *out) {
     struct tm parts;
     gmtime_r(&now, &parts);
     strftime(out, 32, "%a, %d %b %Y %H:%M:%S GMT", &parts);
+}
+
+// Lowers the calling thread's scheduling priority by `increment` nice levels (Linux nice
+// values are per thread). Unprivileged: a thread may always lower its own priority.
+static inline void tidings_lower_thread_priority(int increment) {
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    errno = 0;
+    int current = getpriority(PRIO_PROCESS, (id_t)self);
+    if (errno == 0) (void)setpriority(PRIO_PROCESS, (id_t)self, current + increment);
 }
 
 static inline int tidings_open_placeholder(void) { return open("/dev/null", O_RDWR | O_CLOEXEC); }

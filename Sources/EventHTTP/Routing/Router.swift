@@ -145,8 +145,21 @@ public final class Router {
     }
 
     /// Path segments after the leading `/`; `/` alone is one empty segment... none.
-    static func segments<S: StringProtocol>(_ path: S) -> [S.SubSequence] {
-        var parts = path.split(separator: "/", omittingEmptySubsequences: false)
+    /// Split on the UTF-8 bytes: `/` is ASCII, so every split point is a character boundary,
+    /// and `Character`-based splitting paid for grapheme breaking on every request.
+    static func segments(_ path: String) -> [Substring] {
+        let utf8 = path.utf8
+        var parts: [Substring] = []
+        var start = utf8.startIndex
+        var index = start
+        while index != utf8.endIndex {
+            if utf8[index] == UInt8(ascii: "/") {
+                parts.append(path[start..<index])
+                start = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
+        }
+        parts.append(path[start..<utf8.endIndex])
         if parts.first?.isEmpty == true { parts.removeFirst() }
         if parts.count == 1 && parts[0].isEmpty { return [] }
         return parts
