@@ -35,6 +35,7 @@ public final class HTTPServer {
     private var shutdownCompletion: (() -> Void)?
     private var shutdownPoll: TimerHandle?
     private var shutdownDeadline: UInt64 = 0
+    private var dateCache: (second: Int, text: String) = (-1, "")
 
     /// The bound port once started (0 before).
     public private(set) var port = 0
@@ -276,26 +277,45 @@ public final class HTTPServer {
     /// Hands a complete response to evhttp (which adds Date and, for bodies, Content-Length).
     func write(_ response: Response, to raw: RawRequest, method: HTTPMethod) {
         let output = evhttp_request_get_output_headers(raw)
+        var hasDate = false
         for field in response.headers.fields {
             // evhttp_add_header refuses CR/LF in values, so no header can be injected.
-            _ = evhttp_add_header(output, field.name, field.value)
+            // Explicit withCString: the implicit String-to-pointer conversion allocates a copy
+            // per argument (utf8CString), several per response.
+            field.name.withCString { name in
+                field.value.withCString { value in _ = evhttp_add_header(output, name, value) }
+            }
+            if !hasDate, field.name.caseInsensitiveEquals("Date") { hasDate = true }
         }
+        // evhttp formats Date for every response; the same text serves a whole second.
+        if !hasDate { _ = responseDate.withCString { evhttp_add_header(output, "Date", $0) } }
         let status = response.status
         let hasNoBody = status == 204 || status == 304 || (100..<200).contains(status)
         if method == .HEAD {
             if !hasNoBody && !response.headers.contains("Content-Length") {
                 _ = evhttp_add_header(output, "Content-Length", String(response.body.count))
             }
-            evhttp_send_reply(raw, Int32(status), HTTPStatus.reasonPhrase(status), nil)
+            HTTPStatus.reasonPhrase(status).withCString { evhttp_send_reply(raw, Int32(status), $0, nil) }
             return
         }
         if !hasNoBody && !response.body.isEmpty {
             response.body.withUnsafeBytes { _ = evbuffer_add(scratch, $0.baseAddress, $0.count) }
-            evhttp_send_reply(raw, Int32(status), HTTPStatus.reasonPhrase(status), scratch)
+            HTTPStatus.reasonPhrase(status).withCString { evhttp_send_reply(raw, Int32(status), $0, scratch) }
             evbuffer_drain(scratch, evbuffer_get_length(scratch))
         } else {
-            evhttp_send_reply(raw, Int32(status), HTTPStatus.reasonPhrase(status), nil)
+            HTTPStatus.reasonPhrase(status).withCString { evhttp_send_reply(raw, Int32(status), $0, nil) }
         }
+    }
+
+    /// `Date:` text for the current second, formatted once per second.
+    private var responseDate: String {
+        let now = time(nil)
+        if now != dateCache.second {
+            var text = [CChar](repeating: 0, count: 32)
+            tidings_http_date(&text)
+            dateCache = (now, String(cString: text))
+        }
+        return dateCache.text
     }
 
     func exchangeFinished() {
