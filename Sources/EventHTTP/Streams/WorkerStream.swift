@@ -69,6 +69,10 @@ final class WorkerStream: @unchecked Sendable {
             stream.flush()
             stream.worker.checkBound(stream)
         }, context)
+        guard readEvent != nil, writeEvent != nil else {
+            close(clean: false)   // out of memory: nothing to write with
+            return
+        }
         event_add(readEvent, nil)
     }
 
