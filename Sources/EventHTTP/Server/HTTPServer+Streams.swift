@@ -46,21 +46,27 @@ extension HTTPServer {
         guard let dispatch, let bev = exchange.connection.bufferevent else { return nil }
         let fd = Int32(bufferevent_getfd(bev))
         guard fd >= 0 else { return nil }
-        // Whatever evhttp still holds for this client goes first (normally nothing: evhttp
-        // reads a request only once the previous answer was written).
+        // The connection's bufferevent may be a filter over the socket's own (a guard that
+        // checks request framing, say): handle the whole chain, the socket's level first.
+        var chain: [OpaquePointer] = [bev]
+        while let below = bufferevent_get_underlying(chain[chain.count - 1]), chain.count < 8 { chain.append(below) }
+        // Whatever evhttp still holds for this client goes first, the lowest level's first
+        // (normally nothing: evhttp reads a request only once the previous answer was written).
         var pending: [UInt8] = []
-        if let output = bufferevent_get_output(bev), evbuffer_get_length(output) > 0 {
+        for level in chain.reversed() {
+            guard let output = bufferevent_get_output(level) else { continue }
             let length = evbuffer_get_length(output)
-            pending = [UInt8](unsafeUninitializedCapacity: length) { storage, count in
+            guard length > 0 else { continue }
+            pending += [UInt8](unsafeUninitializedCapacity: length) { storage, count in
                 count = max(0, Int(evbuffer_copyout(output, storage.baseAddress, length)))
             }
         }
-        // Remove evhttp's events on the socket while the number still names it; otherwise
+        // Remove every libevent event on the socket while the number still names it; otherwise
         // epoll keeps reporting the socket under a number that will be reused.
-        bufferevent_disable(bev, Int16(EV_READ | EV_WRITE))
+        for level in chain { bufferevent_disable(level, Int16(EV_READ | EV_WRITE)) }
         let owned = tidings_detach_socket(fd, placeholderDescriptor)
         guard owned >= 0 else {
-            bufferevent_enable(bev, Int16(EV_READ))
+            for level in chain { bufferevent_enable(level, Int16(EV_READ)) }
             logger.warning("event stream not handed off: \(String(cString: strerror(tidings_errno())))")
             return nil
         }
