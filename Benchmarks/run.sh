@@ -160,7 +160,10 @@ start_bare() { start_server bare "$BIN/bare-evhttp" 0; }
 start_tidings() {
     local dir
     dir=$(mktemp -d "$WORK/data.XXXXXX")
-    start_server tidings "$TIDINGS_BIN" --port 0 --data-dir "$dir" "${TIDINGS_EXTRA[@]+"${TIDINGS_EXTRA[@]}"}"
+    # Every load generator connects from 127.0.0.1: lift the per-client connection cap above
+    # the largest fan-out (an event stream holds its client's slot while it is open).
+    start_server tidings "$TIDINGS_BIN" --port 0 --data-dir "$dir" \
+        --max-connections-per-client $((STREAMS + 1000)) "${TIDINGS_EXTRA[@]+"${TIDINGS_EXTRA[@]}"}"
 }
 
 # run_wrk LABEL URL [wrk args...] : prints a line, sets WRK_RPS, WRK_NON2XX, WRK_SOCKERR, WRK_OUT
