@@ -56,6 +56,9 @@ static int o_connect_window = 500; /* streams opened but not yet holding a snaps
 static int o_open_timeout_s = 60;
 static int o_tail_s = 10;          /* how long to wait after the last PUT */
 static const char *o_token = NULL;
+static const char *o_probe = NULL;
+static const char *o_method = "PUT"; /* -M: how a change is sent (nchan publishes with POST) */
+static int o_ignore_ids = 0;        /* -I: ids are not revisions (nchan's are time:tag) */  /* -z PATH: a GET every 10 ms during the changes, timed */
 
 /* ---------- time ---------- */
 static double now_ms(void) {
@@ -136,6 +139,11 @@ struct conn {
 static int g_epfd;
 static struct conn *g_conns;
 static struct conn g_put;
+static struct conn g_probe;     /* index -2: the -z probe connection */
+static double g_probe_sent_ms;
+static int g_probe_inflight, c_probe_lost;
+static float g_probe_lat[1 << 16];
+static long g_probe_n;
 static char g_run[32];      /* unique per run, prefix of every value we write */
 static double *g_send_ms;   /* send time of each PUT */
 static double *g_ack_ms;    /* response time of each PUT */
@@ -266,7 +274,7 @@ static void dispatch_event(struct conn *c, double t) {
     if (c->ev_name[0] == '\0' && c->ev_value_idx == -2) goto reset; /* nothing to dispatch */
     if (strcmp(c->ev_name, "reset") == 0) { c_resets++; goto reset; }
     if (strcmp(c->ev_name, "preference") != 0) goto reset;
-    if (c->ev_has_id) {
+    if (c->ev_has_id && !o_ignore_ids) {
         if (c->got_snapshot && c->ev_id <= c->last_id) c_id_not_increasing++;
         c->last_id = c->ev_id;
     }
@@ -438,6 +446,13 @@ static int feed(struct conn *c, const char *p, size_t n, double t) {
         }
         if (c->hstate == HS_DONE) {
             if (c->index >= 0) return -1; /* a stream whose body ended is over */
+            if (c == &g_probe) {
+                if (g_probe_inflight && g_probe_n < (long)(sizeof g_probe_lat / sizeof *g_probe_lat))
+                    g_probe_lat[g_probe_n++] = (float)(t - g_probe_sent_ms);
+                g_probe_inflight = 0;
+                reset_http(c);
+                continue;
+            }
             put_response_done(c, t);
             reset_http(c);
         }
@@ -493,13 +508,36 @@ static void send_put(int i) {
     char body[128], req[768];
     int bn = snprintf(body, sizeof body, "{\"value\":\"%s-%d\"}", g_run, i);
     int n = snprintf(req, sizeof req,
-        "PUT /preferences/%s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
+        "%s /preferences/%s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
         "Content-Length: %d\r\n%s%s%s\r\n%s",
-        o_key, o_host, o_port, bn,
+        o_method, o_key, o_host, o_port, bn,
         o_token ? "Authorization: Bearer " : "", o_token ? o_token : "", o_token ? "\r\n" : "", body);
     g_send_ms[i] = now_ms();
     c_puts_sent++;
     if (write_all(g_put.fd, req, (size_t)n) < 0) perror("write PUT");
+}
+
+/* The -z probe: one GET at a time on a keep-alive connection, timed send -> full answer. */
+static void send_probe(void) {
+    if (g_probe.fd < 0) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) return;
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        if (connect(fd, (struct sockaddr *)&g_addr, sizeof g_addr) < 0) { close(fd); c_probe_lost++; return; }
+        set_nonblock(fd);
+        g_probe.fd = fd;
+        g_probe.connected = 1;
+        reset_http(&g_probe);
+        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &g_probe };
+        epoll_ctl(g_epfd, EPOLL_CTL_ADD, fd, &ev);
+    }
+    char req[512];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s:%d\r\n%s%s%s\r\n", o_probe, o_host, o_port,
+                     o_token ? "Authorization: Bearer " : "", o_token ? o_token : "", o_token ? "\r\n" : "");
+    g_probe_sent_ms = now_ms();
+    g_probe_inflight = 1;
+    if (write_all(g_probe.fd, req, (size_t)n) < 0) { close_conn(&g_probe); g_probe_inflight = 0; c_probe_lost++; }
 }
 
 /* ---------- event loop ---------- */
@@ -539,6 +577,7 @@ static void on_ready(struct conn *c, uint32_t events, double t) {
         if (r > 0) {
             if (feed(c, g_rbuf, (size_t)r, t) < 0) {
                 if (c->index >= 0) stream_gone(c, c->status != 0); /* answered, but no snapshot: rejected */
+                else if (c == &g_probe) { close_conn(c); if (g_probe_inflight) c_probe_lost++; g_probe_inflight = 0; }
                 else { close_conn(c); put_lost(); }
                 return;
             }
@@ -548,6 +587,7 @@ static void on_ready(struct conn *c, uint32_t events, double t) {
         if (r < 0 && (errno == EAGAIN || errno == EINTR)) return;
         /* EOF or error */
         if (c->index >= 0) stream_gone(c, c->status != 0); /* answered, but no snapshot: rejected */
+        else if (c == &g_probe) { close_conn(c); if (g_probe_inflight) c_probe_lost++; g_probe_inflight = 0; }
         else {
             if (c->hstate == HS_BODY && !c->chunked && c->content_left < 0) put_response_done(c, t);
             close_conn(c);
@@ -594,14 +634,15 @@ static int all_streams_done(void) {
 static void usage(const char *argv0) {
     fprintf(stderr,
         "usage: %s -p PORT [-H HOST] [-k KEY] [-n STREAMS] [-m CHANGES] [-i INTERVAL_MS]\n"
-        "          [-P SERVER_PID] [-c CONNECT_WINDOW] [-T OPEN_TIMEOUT_S] [-W TAIL_S] [-t TOKEN]\n"
+        "          [-P SERVER_PID] [-c CONNECT_WINDOW] [-T OPEN_TIMEOUT_S] [-W TAIL_S] [-t TOKEN] [-z PROBE_PATH]\n"
+        "          [-M PUT|POST] [-I (do not check ids)]\n"
         "  defaults: -H 127.0.0.1 -k name -n 10000 -m 50 -i 100 -c 500 -T 60 -W 10\n", argv0);
     exit(2);
 }
 
 int main(int argc, char **argv) {
     int opt;
-    while ((opt = getopt(argc, argv, "H:p:k:n:m:i:P:c:T:W:t:h")) != -1) {
+    while ((opt = getopt(argc, argv, "H:p:k:n:m:i:P:c:T:W:t:z:M:Ih")) != -1) {
         switch (opt) {
         case 'H': o_host = optarg; break;
         case 'p': o_port = atoi(optarg); break;
@@ -614,6 +655,9 @@ int main(int argc, char **argv) {
         case 'T': o_open_timeout_s = atoi(optarg); break;
         case 'W': o_tail_s = atoi(optarg); break;
         case 't': o_token = optarg; break;
+        case 'z': o_probe = optarg; break;
+        case 'M': o_method = optarg; break;
+        case 'I': o_ignore_ids = 1; break;
         default: usage(argv[0]);
         }
     }
@@ -642,6 +686,8 @@ int main(int argc, char **argv) {
     }
     g_put.fd = -1;
     g_put.index = -1;
+    g_probe.fd = -1;
+    g_probe.index = -2;
     g_epfd = epoll_create1(EPOLL_CLOEXEC);
 
     printf("sse-fanout: %d streams on http://%s:%d/preferences/%s/events, %d changes %d ms apart\n",
@@ -689,8 +735,13 @@ int main(int argc, char **argv) {
     double t0 = now_ms() + 50;
     int next_put = 0;
     double end_deadline = 0;
+    double next_probe = t0;
     for (;;) {
         double t = now_ms();
+        if (o_probe && !g_probe_inflight && t >= next_probe) {
+            send_probe();
+            next_probe = t + 10;
+        }
         while (next_put < o_changes && t >= t0 + (double)next_put * o_interval_ms) {
             send_put(next_put++);
             t = now_ms();
@@ -700,10 +751,10 @@ int main(int argc, char **argv) {
         if (next_put == o_changes && c_puts_answered >= c_puts_sent && all_streams_done()) break;
         if (next_put == o_changes && t > end_deadline) break;
         if (live <= 0 && next_put == o_changes) break;
-        int timeout = 50;
+        int timeout = o_probe ? 10 : 50;
         if (next_put < o_changes) {
             double due = t0 + (double)next_put * o_interval_ms - t;
-            timeout = due <= 0 ? 0 : due >= 50 ? 50 : (int)due + 1;
+            timeout = due <= 0 ? 0 : due >= timeout ? timeout : (int)due + 1;
         }
         loop_once(timeout);
     }
@@ -746,12 +797,15 @@ int main(int argc, char **argv) {
     for (int i = 0; i < c_puts_answered && i < c_puts_sent; i++)
         if (g_ack_ms[i] > 0) acks[na++] = (float)(g_ack_ms[i] - g_send_ms[i]);
     qsort(acks, (size_t)na, sizeof *acks, cmp_float);
+    qsort(g_probe_lat, (size_t)g_probe_n, sizeof *g_probe_lat, cmp_float);
+    double probe_p50 = pct(g_probe_lat, g_probe_n, 50), probe_p99 = pct(g_probe_lat, g_probe_n, 99);
+    double us_per_event = (scpu0 >= 0 && scpu1 >= 0 && delivered > 0) ? 1e6 * (scpu1 - scpu0) / delivered : -1;
 
     printf("changes:  %d PUTs sent: %d answered 2xx, %d non-2xx%s", c_puts_sent,
            c_puts_2xx, c_puts_non2xx, c_puts_non2xx ? " (last status " : "");
     if (c_puts_non2xx) printf("%d)", c_put_last_bad_status);
     if (c_puts_lost) printf(", %d lost (connection closed or failed)", c_puts_lost);
-    printf("; PUT response time p50 %.1f ms, max %.1f ms%s\n", pct(acks, na, 50), na ? acks[na - 1] : 0.0,
+    printf("; PUT response time p50 %.1f ms, p99 %.1f ms, max %.1f ms%s\n", pct(acks, na, 50), pct(acks, na, 99), na ? acks[na - 1] : 0.0,
            c_put_reconnects ? " (PUT connection was re-opened)" : "");
     printf("events:   expected %ld (%d acknowledged changes x %d streams), received %ld; gaps %ld, "
            "not arrived %ld, duplicate/out-of-order %ld, non-increasing id %ld, for refused PUTs %ld, "
@@ -771,9 +825,14 @@ int main(int argc, char **argv) {
            cpu1 - cpu0, wall_s, gen_pct);
     if (srv_pct >= 0) printf("; server used %.2f s CPU = %.0f%% of one core", scpu1 - scpu0, srv_pct);
     printf("\n");
+    if (us_per_event >= 0) printf("cost:     server CPU per delivered event %.2f us\n", us_per_event);
+    if (o_probe) printf("probe:    GET %s every 10 ms during the changes: %ld answered, p50 %.2f ms, p99 %.2f ms, max %.2f ms, %d lost\n",
+                        o_probe, g_probe_n, probe_p50, probe_p99, g_probe_n ? g_probe_lat[g_probe_n - 1] : 0.0, c_probe_lost);
     printf("RESULT streams=%d held=%d expected=%ld received=%ld in_order=%s complete=%s p50_ms=%.1f p90_ms=%.1f p99_ms=%.1f max_ms=%.1f "
-           "kib_per_stream=%.2f gen_cpu_pct=%.0f server_cpu_pct=%.0f puts_2xx=%d puts_non2xx=%d\n",
+           "kib_per_stream=%.2f gen_cpu_pct=%.0f server_cpu_pct=%.0f puts_2xx=%d puts_non2xx=%d "
+           "server_us_per_event=%.2f probe_n=%ld probe_p50_ms=%.2f probe_p99_ms=%.2f put_p50_ms=%.1f put_p99_ms=%.1f\n",
            o_streams, held, expected, delivered, in_order ? "yes" : "no", complete ? "yes" : "no", p50, p90, p99, pmax,
-           kib_per_stream, gen_pct, srv_pct, c_puts_2xx, c_puts_non2xx);
+           kib_per_stream, gen_pct, srv_pct, c_puts_2xx, c_puts_non2xx,
+           us_per_event, g_probe_n, probe_p50, probe_p99, pct(acks, na, 50), pct(acks, na, 99));
     return (in_order && complete && held == o_streams) ? 0 : 1;
 }

@@ -19,6 +19,10 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <sys/eventfd.h>
+#include <fcntl.h>
+#include <time.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include <event2/event.h>
 #include <event2/buffer.h>
@@ -86,6 +90,70 @@ static inline long tidings_send3(int fd, const void *a, size_t alen, const void 
 // Caps the kernel's send buffer of a socket (the kernel doubles the value it is given).
 static inline int tidings_set_send_buffer(int fd, int bytes) {
     return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+}
+
+
+// --- Stream workers ---------------------------------------------------------------------
+
+// Takes a connected socket away from evhttp without evhttp ever touching it again: the socket
+// moves to a new descriptor (returned, close-on-exec), and `placeholder` (an open /dev/null) is
+// duplicated onto the old number. evhttp later shuts down and closes that number, i.e. only
+// the placeholder copy; the socket itself is closed once, by whoever owns the returned fd.
+// Call only after every libevent event on `fd` was removed (bufferevent_disable), or epoll
+// would keep reporting the socket under the old number. Returns -1 with errno set on failure.
+static inline int tidings_detach_socket(int fd, int placeholder) {
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (moved < 0) return -1;
+    if (dup2(placeholder, fd) < 0) { int saved = errno; close(moved); errno = saved; return -1; }
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return moved;
+}
+
+// One non-blocking gathered send of `count` pieces, never raising SIGPIPE.
+// Returns the bytes the kernel took, or -1 with errno set.
+static inline long tidings_sendv(int fd, const struct iovec *pieces, int count) {
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = (struct iovec *)pieces;
+    message.msg_iovlen = (size_t)count;
+    return (long)sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+// Reads and discards what a client sent on a stream. Returns 1 while the socket is open,
+// 0 once the peer closed it or it failed.
+static inline int tidings_discard_input(int fd) {
+    char sink[4096];
+    for (int round = 0; round < 16; round++) {
+        ssize_t n = recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+        if (n > 0) continue;
+        if (n == 0) return 0;
+        return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 1 : 0;
+    }
+    return 1;
+}
+
+// The IMF-fixdate for `Date:` (29 bytes + NUL into `out`, which holds at least 32).
+static inline void tidings_http_date(char *out) {
+    time_t now = time(NULL);
+    struct tm parts;
+    gmtime_r(&now, &parts);
+    strftime(out, 32, "%a, %d %b %Y %H:%M:%S GMT", &parts);
+}
+
+// Lowers the calling thread's scheduling priority by `increment` nice levels (Linux nice
+// values are per thread). Unprivileged: a thread may always lower its own priority.
+static inline void tidings_lower_thread_priority(int increment) {
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    errno = 0;
+    int current = getpriority(PRIO_PROCESS, (id_t)self);
+    if (errno == 0) (void)setpriority(PRIO_PROCESS, (id_t)self, current + increment);
+}
+
+static inline int tidings_open_placeholder(void) { return open("/dev/null", O_RDWR | O_CLOEXEC); }
+
+// The HTTP version of a request (major * 10 + minor: 10 or 11).
+static inline int tidings_request_version(struct evhttp_request *request) {
+    return request->major * 10 + request->minor;
 }
 
 #endif

@@ -26,6 +26,22 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(template(router, .GET, "/")?.0, "/")
     }
 
+    /// Resolved paths are remembered: a repeat answers the same (parameters, method rules),
+    /// a route registered later still wins where it should, and the memory stays bounded.
+    func testResolvedPathsAnswerAsTheTreeDoes() {
+        let router = makeRouter()
+        for _ in 0..<3 {
+            XCTAssertEqual(template(router, .GET, "/preferences/age")?.1, ["key": "age"])
+            XCTAssertEqual(template(router, .GET, "/preferences/a%20b")?.1, ["key": "a b"])
+            XCTAssertEqual(template(router, .PUT, "/preferences/age")?.0, "/preferences/{key}")
+            if case .methodNotAllowed = router.match(.DELETE, path: "/preferences/age") {} else { XCTFail("DELETE must be 405") }
+        }
+        router.get("/preferences/age") { _, _ in }
+        XCTAssertEqual(template(router, .GET, "/preferences/age")?.0, "/preferences/age")
+        for index in 0..<5_000 { XCTAssertEqual(template(router, .GET, "/preferences/k\(index)")?.1, ["key": "k\(index)"]) }
+        XCTAssertEqual(template(router, .GET, "/preferences/k1")?.1, ["key": "k1"])
+    }
+
     /// The exact-path shortcut for parameterless templates answers as the tree does: the same
     /// route for an exactly spelled or a percent-encoded path, HEAD via GET, 405 and OPTIONS.
     func testExactPathsAndTheirEncodedSpellingsMatchTheSameRoute() {

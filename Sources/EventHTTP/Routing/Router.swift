@@ -64,6 +64,7 @@ public final class Router {
         }
         node.template = template
         node.handlers[method] = handler
+        resolved.removeAll()   // a new literal may now win over a parameter
         if !template.contains("{") && !template.contains("%") { staticRoutes[template] = node }
     }
 
@@ -97,9 +98,17 @@ public final class Router {
         case notFound
     }
 
+    /// Paths with parameters already resolved (`/preferences/name` → node, `key=name`): the
+    /// common request is one hash lookup instead of splitting, decoding and walking the tree.
+    /// Bounded: short paths only, and emptied when full, so odd paths cannot grow it.
+    private var resolved: [String: (node: Node, parameters: [String: String])] = [:]
+    private static let resolvedLimit = 1_024
+    private static let resolvedPathLength = 256
+
     /// Finds the handler for `method` and `path` (percent-encoded, no query).
     func match(_ method: HTTPMethod, path: String) -> Match {
         if let node = staticRoutes[path] { return match(method, node, parameters: [:]) }
+        if let hit = resolved[path] { return match(method, hit.node, parameters: hit.parameters) }
         guard path.utf8.first == UInt8(ascii: "/") else { return .notFound }
         var decoded: [String] = []
         for raw in Self.segments(path) {
@@ -110,6 +119,10 @@ public final class Router {
         guard let node = Self.find(root, decoded[...], &parameters) else { return .notFound }
         var dictionary: [String: String] = [:]
         for (name, value) in parameters { dictionary[name] = value }
+        if path.utf8.count <= Self.resolvedPathLength {
+            if resolved.count >= Self.resolvedLimit { resolved.removeAll(keepingCapacity: true) }
+            resolved[path] = (node, dictionary)
+        }
         return match(method, node, parameters: dictionary)
     }
 
@@ -145,8 +158,21 @@ public final class Router {
     }
 
     /// Path segments after the leading `/`; `/` alone is one empty segment... none.
-    static func segments<S: StringProtocol>(_ path: S) -> [S.SubSequence] {
-        var parts = path.split(separator: "/", omittingEmptySubsequences: false)
+    /// Split on the UTF-8 bytes: `/` is ASCII, so every split point is a character boundary,
+    /// and `Character`-based splitting paid for grapheme breaking on every request.
+    static func segments(_ path: String) -> [Substring] {
+        let utf8 = path.utf8
+        var parts: [Substring] = []
+        var start = utf8.startIndex
+        var index = start
+        while index != utf8.endIndex {
+            if utf8[index] == UInt8(ascii: "/") {
+                parts.append(path[start..<index])
+                start = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
+        }
+        parts.append(path[start..<utf8.endIndex])
         if parts.first?.isEmpty == true { parts.removeFirst() }
         if parts.count == 1 && parts[0].isEmpty { return [] }
         return parts

@@ -40,7 +40,8 @@ final class Exchange {
     var rawRequest: RawRequest?
     var request: Request
     var state: State = .pending
-    var stream: EventStream?
+    /// Set by `Responder.conflateEventStream(keyedBy:)`: the stream conflates, keyed so.
+    var conflationKeyOf: (([UInt8]) -> String?)?
 
     init(server: HTTPServer, connection: Connection, rawRequest: RawRequest, request: Request) {
         self.server = server
@@ -60,7 +61,7 @@ final class Exchange {
         server.exchangeFinished()
     }
 
-    func startEventStream(retryMilliseconds: Int) -> EventStream? {
+    func startEventStream(retryMilliseconds: Int, conflate: Bool) -> EventStream? {
         guard state == .pending, let raw = rawRequest else { return nil }
         if request.method == .HEAD {
             // Same head as a GET would get, no stream.
@@ -68,27 +69,33 @@ final class Exchange {
             return nil
         }
         if server.isDraining || server.openStreamCount >= server.streamLimit {
-            // A browser's EventSource gives up for good on a non-200, so refuse with a
-            // 200 that tells it to come back a little later.
-            let range = server.configuration.fullRetryMilliseconds
-            var head = Response(status: 200, headers: EventStream.headHeaders)
-            head.headers.set("Connection", "close")
-            head.body = Array("retry: \(Int.random(in: range))\n\n".utf8)
-            send(head)
+            refuseStream()
             return nil
         }
-        state = .streaming
-        let stream = EventStream(exchange: self, rawRequest: raw)
-        self.stream = stream
         var head = Response(status: 200, headers: EventStream.headHeaders)
         server.applyResponseFilters(request, &head)
-        server.startStream(stream, head: head, raw: raw)
-        // Cap what the kernel may queue for this client (Linux doubles it: 256 KiB), so the
-        // unsent bound is mostly our own buffer, measured without a syscall per event.
-        if connection.fd >= 0 { _ = tidings_set_send_buffer(connection.fd, Int32(EventStream.kernelSendBuffer)) }
-        stream.writeNow(Array("retry: \(retryMilliseconds)\n\n".utf8))
+        guard let stream = server.handOffStream(self, raw: raw, head: head, retryMilliseconds: retryMilliseconds,
+                                                conflate: conflate, keyOf: conflationKeyOf) else {
+            // The socket could not leave evhttp (out of descriptors): answer like a full server.
+            refuseStream()
+            return nil
+        }
+        // The socket now belongs to a worker; evhttp frees the request with its connection.
+        state = .streaming
+        rawRequest = nil
+        connection.current = nil
         server.exchangeFinished()   // a stream is not an in-flight request for shutdown
         return stream
+    }
+
+    /// 200, a jittered `retry:` and the end: a browser's EventSource gives up for good on a
+    /// non-200, so a refused stream is told to come back a little later.
+    private func refuseStream() {
+        let range = server.configuration.fullRetryMilliseconds
+        var head = Response(status: 200, headers: EventStream.headHeaders)
+        head.headers.set("Connection", "close")
+        head.body = Array("retry: \(Int.random(in: range))\n\n".utf8)
+        send(head)
     }
 
     /// The connection is going away (closecb). Releases what evhttp will not.
@@ -101,10 +108,6 @@ final class Exchange {
         }
         let wasPending = state == .pending
         state = .gone
-        if let stream {
-            self.stream = nil
-            stream.connectionClosed()
-        }
         if wasPending { server.exchangeFinished() }
     }
 }

@@ -24,16 +24,22 @@ public final class HTTPServer {
     private var boundSocket: OpaquePointer?
     private let scratch: OpaquePointer
     private var connections: [OpaquePointer: Connection] = [:]
+    /// Open streams by id; their sockets belong to the stream workers.
+    var streams: [Int: EventStream] = [:]
+    var nextStreamID = 0
+    /// The stream workers (from `start()` until `close()`).
+    var dispatch: StreamDispatch?
+    /// An open /dev/null, duplicated onto a stream's old descriptor number (see `detachSocket`).
+    var placeholderDescriptor: Int32 = -1
     /// Every accepted connection's guard, by its bufferevent (see `ConnectionGuard`).
     var guards: [OpaquePointer: ConnectionGuard] = [:]
     /// Open connections, counted from accept, in total and per client address.
     var limiter = ConnectionLimiter(total: 0, perClient: 0)
-    private var streams: [ObjectIdentifier: EventStream] = [:]
-    private var heartbeat: TimerHandle?
     private var inFlight = 0
     private var shutdownCompletion: (() -> Void)?
     private var shutdownPoll: TimerHandle?
     private var shutdownDeadline: UInt64 = 0
+    private var dateCache: (second: Int, text: String) = (-1, "")
 
     /// The bound port once started (0 before).
     public private(set) var port = 0
@@ -97,11 +103,7 @@ public final class HTTPServer {
         }
         boundSocket = bound
         port = Self.localPort(of: evconnlistener_get_fd(listener))
-        if configuration.heartbeatInterval > 0 {
-            heartbeat = loop.schedule(after: configuration.heartbeatInterval, repeating: true) { [unowned self] in
-                for stream in streams.values { stream.heartbeat() }
-            }
-        }
+        try startStreamWorkers()
         return port
     }
 
@@ -287,26 +289,45 @@ public final class HTTPServer {
     /// Hands a complete response to evhttp (which adds Date and, for bodies, Content-Length).
     func write(_ response: Response, to raw: RawRequest, method: HTTPMethod) {
         let output = evhttp_request_get_output_headers(raw)
+        var hasDate = false
         for field in response.headers.fields {
             // evhttp_add_header refuses CR/LF in values, so no header can be injected.
-            _ = evhttp_add_header(output, field.name, field.value)
+            // Explicit withCString: the implicit String-to-pointer conversion allocates a copy
+            // per argument (utf8CString), several per response.
+            field.name.withCString { name in
+                field.value.withCString { value in _ = evhttp_add_header(output, name, value) }
+            }
+            if !hasDate, field.name.caseInsensitiveEquals("Date") { hasDate = true }
         }
+        // evhttp formats Date for every response; the same text serves a whole second.
+        if !hasDate { _ = responseDate.withCString { evhttp_add_header(output, "Date", $0) } }
         let status = response.status
         let hasNoBody = status == 204 || status == 304 || (100..<200).contains(status)
         if method == .HEAD {
             if !hasNoBody && !response.headers.contains("Content-Length") {
                 _ = evhttp_add_header(output, "Content-Length", String(response.body.count))
             }
-            evhttp_send_reply(raw, Int32(status), HTTPStatus.reasonPhrase(status), nil)
+            HTTPStatus.reasonPhrase(status).withCString { evhttp_send_reply(raw, Int32(status), $0, nil) }
             return
         }
         if !hasNoBody && !response.body.isEmpty {
             response.body.withUnsafeBytes { _ = evbuffer_add(scratch, $0.baseAddress, $0.count) }
-            evhttp_send_reply(raw, Int32(status), HTTPStatus.reasonPhrase(status), scratch)
+            HTTPStatus.reasonPhrase(status).withCString { evhttp_send_reply(raw, Int32(status), $0, scratch) }
             evbuffer_drain(scratch, evbuffer_get_length(scratch))
         } else {
-            evhttp_send_reply(raw, Int32(status), HTTPStatus.reasonPhrase(status), nil)
+            HTTPStatus.reasonPhrase(status).withCString { evhttp_send_reply(raw, Int32(status), $0, nil) }
         }
+    }
+
+    /// `Date:` text for the current second, formatted once per second.
+    private var responseDate: String {
+        let now = time(nil)
+        if now != dateCache.second {
+            var text = [CChar](repeating: 0, count: 32)
+            tidings_http_date(&text)
+            dateCache = (now, String(cString: text))
+        }
+        return dateCache.text
     }
 
     func exchangeFinished() {
@@ -324,29 +345,14 @@ public final class HTTPServer {
 
     // MARK: Streams
 
-    func startStream(_ stream: EventStream, head: Response, raw: RawRequest) {
-        let output = evhttp_request_get_output_headers(raw)
-        for field in head.headers.fields { _ = evhttp_add_header(output, field.name, field.value) }
-        evhttp_send_reply_start(raw, 200, "OK")
-        // The connection timeout would drop a quiet stream after it expires, and -1 restores
-        // the default instead of disabling it: give streams a practically infinite one.
-        var forever = timeval(tv_sec: 10 * 365 * 86_400, tv_usec: 0)
-        evhttp_connection_set_timeout_tv(stream.connection.evcon, &forever)
-        streams[ObjectIdentifier(stream)] = stream
-        stream.watchForClose(base: loop.base)
-    }
-
-    func streamStopped(_ stream: EventStream) {
-        streams.removeValue(forKey: ObjectIdentifier(stream))
-        if shutdownCompletion != nil { checkShutdown() }
-    }
-
     /// Frees a connection on a later loop turn (never from inside evhttp's own callbacks).
     func dropConnection(_ connection: Connection) {
         let box = Unmanaged.passRetained(CallbackBox { [weak self, connection] in
             // Only if it is still ours: evhttp may have freed it meanwhile.
             guard let self, self.connections[connection.evcon] === connection else { return }
             evhttp_connection_free(connection.evcon)
+            // The close callback normally removed it; never keep a freed evcon as a key.
+            self.connections.removeValue(forKey: connection.evcon)
         })
         var now = timeval(tv_sec: 0, tv_usec: 0)
         event_base_once(loop.base, -1, Int16(EV_TIMEOUT), { _, _, context in
@@ -375,7 +381,7 @@ public final class HTTPServer {
         checkShutdown()
     }
 
-    private func checkShutdown() {
+    func checkShutdown() {
         guard let completion = shutdownCompletion else { return }
         let flushed = inFlight == 0 && streams.isEmpty && connections.values.allSatisfy { $0.bufferedOutput == 0 }
         guard flushed || DispatchTime.now().uptimeNanoseconds >= shutdownDeadline else { return }
@@ -387,14 +393,12 @@ public final class HTTPServer {
 
     /// Frees evhttp: closes the listener and every connection (their streams see `onClose`).
     public func close() {
-        heartbeat?.cancel()
-        heartbeat = nil
         shutdownPoll?.cancel()
         guard let http else { return }
         self.http = nil
         boundSocket = nil
         evhttp_free(http)
         connections.removeAll()
-        streams.removeAll()
+        stopStreamWorkers()
     }
 }

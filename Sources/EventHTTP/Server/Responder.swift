@@ -36,15 +36,28 @@ public final class Responder: @unchecked Sendable {
     /// Sends the problem answer for `error` (see `Response.error(_:)`).
     public func send(error: any Error) { send(.error(error)) }
 
-    /// Turns this exchange into a Server-Sent-Events stream: sends the head
-    /// (`Content-Type: text/event-stream`, `Cache-Control: no-cache`, `X-Accel-Buffering: no`,
-    /// plus response-filter headers) and `retry: retryMilliseconds` at once.
+    /// Turns this exchange into a Server-Sent-Events stream: the socket leaves evhttp for a
+    /// stream worker, which writes the head (`Content-Type: text/event-stream`,
+    /// `Cache-Control: no-cache`, `X-Accel-Buffering: no`, plus response-filter headers;
+    /// chunked for HTTP/1.1, close-delimited for HTTP/1.0) and `retry: retryMilliseconds`.
+    ///
+    /// With `conflate` (or after `conflateEventStream(keyedBy:)`), a slow client is never cut
+    /// off; while it is over the bound, a newer frame with the same conflation key replaces the
+    /// queued older one.
     ///
     /// Returns nil when there is no stream to write to: the server is at `maxStreams` or
     /// shutting down (the client got 200, a jittered `retry:` and the end, as `EventSource`
     /// needs), the client is gone, or the request was already answered. Call on the loop thread.
-    public func startEventStream(retryMilliseconds: Int = 3_000) -> EventStream? {
+    public func startEventStream(retryMilliseconds: Int = 3_000, conflate: Bool = false) -> EventStream? {
         precondition(exchange.server.loop.isOnLoopThread, "startEventStream off the loop thread")
-        return exchange.startEventStream(retryMilliseconds: retryMilliseconds)
+        return exchange.startEventStream(retryMilliseconds: retryMilliseconds,
+                                         conflate: conflate || exchange.conflationKeyOf != nil)
+    }
+
+    /// Makes the stream this responder may start a conflating one, each frame sent with plain
+    /// `send(_:)` keyed by `keyOf` (nil: never replaced). Lets a route ask for conflation
+    /// before handing the responder to code that starts the stream. Call on the loop thread.
+    public func conflateEventStream(keyedBy keyOf: @escaping ([UInt8]) -> String?) {
+        exchange.conflationKeyOf = keyOf
     }
 }

@@ -29,7 +29,9 @@ public struct ServerConfiguration: Sendable {
     public var listenBacklog: Int32 = 4096
     /// Seconds between `: keep-alive` comments on every stream; 0 disables.
     public var heartbeatInterval: Double = 15
-    /// A stream whose unsent output (server buffer + kernel send queue) passes this is cut off.
+    /// A stream whose live output queued behind the frame being written, plus the kernel's send
+    /// queue (less that frame's part), passes this is cut off; a conflating stream is not, it
+    /// replaces queued frames instead. A single frame larger than this never cuts a reader off.
     public var maxUnsentBytesPerStream: Int = 1 << 20
     /// Seconds a client has, from the first byte of a request head, to complete that head
     /// (`--header-timeout`), however slowly it trickles.
@@ -37,7 +39,8 @@ public struct ServerConfiguration: Sendable {
     /// Open connections one client address may hold at once (counted from accept).
     public var maxConnectionsPerClient: Int = 512
     /// Threads that write event streams once their head is routed (`--stream-workers`);
-    /// 0 = one per core.
+    /// 0 = one per core. Each has its own event base and runs a few nice levels below the
+    /// request loop.
     public var streamWorkers: Int = 0
     /// Seconds `beginShutdown` waits for output to flush before completing anyway.
     public var shutdownGracePeriod: Double = 5

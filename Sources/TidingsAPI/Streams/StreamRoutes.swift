@@ -12,22 +12,28 @@ struct StreamRoutes {
     func register(on router: Router) {
         router.get("/preferences/events") { request, responder in
             let keys = try preferenceKeys(request.query("keys"))
-            try hub.open(request, responder: responder, coverage: StreamCoverage(preferenceKeys: keys))
+            try open(request, responder, coverage: StreamCoverage(preferenceKeys: keys))
         }
         router.get("/preferences/{key}/events") { request, responder in
             let key = request.parameters["key"] ?? ""
             guard state.preferences.declaration(forKey: key) != nil else { throw Problems.unknownPreference(key) }
-            try hub.open(request, responder: responder, coverage: StreamCoverage(preferenceKeys: [key]))
+            try open(request, responder, coverage: StreamCoverage(preferenceKeys: [key]))
         }
         router.get("/things/events") { request, responder in
-            try hub.open(request, responder: responder, coverage: StreamCoverage(things: true))
+            try open(request, responder, coverage: StreamCoverage(things: true))
         }
         router.get("/posts/events") { request, responder in
-            try hub.open(request, responder: responder, coverage: StreamCoverage(posts: true))
+            try open(request, responder, coverage: StreamCoverage(posts: true))
         }
         router.get("/events") { request, responder in
-            try hub.open(request, responder: responder, coverage: try multiplexedCoverage(request))
+            try open(request, responder, coverage: try multiplexedCoverage(request))
         }
+    }
+
+    /// `?conflate=true`: the stream conflates instead of being cut off (API.md), then the hub.
+    private func open(_ request: Request, _ responder: Responder, coverage: StreamCoverage) throws(ProblemDetails) {
+        if try EventConflation.requested(request) { responder.conflateEventStream(keyedBy: EventConflation.key(of:)) }
+        try hub.open(request, responder: responder, coverage: coverage)
     }
 
     /// `topics=preferences,things,posts` (default: all) and `keys=` for the preferences topic.

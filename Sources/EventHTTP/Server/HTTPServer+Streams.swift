@@ -1,0 +1,126 @@
+import CLibevent
+import Foundation
+
+/// The hand-off of event streams from evhttp to the stream workers (loop thread).
+extension HTTPServer {
+    /// Workers to start: the configured number, or one per core.
+    var streamWorkerCount: Int {
+        configuration.streamWorkers > 0 ? configuration.streamWorkers : max(1, ProcessInfo.processInfo.activeProcessorCount)
+    }
+
+    func startStreamWorkers() throws {
+        placeholderDescriptor = tidings_open_placeholder()
+        guard placeholderDescriptor >= 0 else { throw EventHTTPError.libevent("open /dev/null") }
+        let notices = StreamNotices(loop: loop, server: self)
+        dispatch = try StreamDispatch(base: loop.base, count: streamWorkerCount, notices: notices,
+                                      heartbeatInterval: configuration.heartbeatInterval)
+    }
+
+    /// Every stream still open sees `onClose`; the workers close their sockets and end.
+    func stopStreamWorkers() {
+        let open = Array(streams.values)
+        streams.removeAll()
+        for stream in open {
+            if stream.holdsConnectionSlot { limiter.closed(address: stream.clientAddress) }
+            stream.stop()
+        }
+        dispatch?.stop()
+        dispatch = nil
+        if placeholderDescriptor >= 0 { Foundation.close(placeholderDescriptor) }
+        placeholderDescriptor = -1
+    }
+
+    func workerClosedStream(_ id: Int) {
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        dispatch?.release(stream.workerIndex)
+        if stream.holdsConnectionSlot { limiter.closed(address: stream.clientAddress) }
+        stream.stop()
+        if isDraining { checkShutdown() }
+    }
+
+    func workerReachedMarker(_ id: Int, marker: Int) {
+        streams[id]?.markerReached(marker)
+    }
+
+    /// Takes the exchange's socket away from evhttp and gives it to a worker, which writes
+    /// `head` and then the frames. Returns nil when the socket could not be detached (the
+    /// caller answers through evhttp instead).
+    func handOffStream(_ exchange: Exchange, raw: RawRequest, head: Response,
+                       retryMilliseconds: Int, conflate: Bool, keyOf: (([UInt8]) -> String?)?) -> EventStream? {
+        guard let dispatch, let bev = exchange.connection.bufferevent else { return nil }
+        let fd = Int32(bufferevent_getfd(bev))
+        guard fd >= 0 else { return nil }
+        // The connection's bufferevent may be a filter over the socket's own (a guard that
+        // checks request framing, say): handle the whole chain, the socket's level first.
+        var chain: [OpaquePointer] = [bev]
+        while let below = bufferevent_get_underlying(chain[chain.count - 1]), chain.count < 8 { chain.append(below) }
+        // Whatever evhttp still holds for this client goes first, the lowest level's first
+        // (normally nothing: evhttp reads a request only once the previous answer was written).
+        var pending: [UInt8] = []
+        for level in chain.reversed() {
+            guard let output = bufferevent_get_output(level) else { continue }
+            let length = evbuffer_get_length(output)
+            guard length > 0 else { continue }
+            pending += [UInt8](unsafeUninitializedCapacity: length) { storage, count in
+                count = max(0, Int(evbuffer_copyout(output, storage.baseAddress, length)))
+            }
+        }
+        // Remove every libevent event on the socket while the number still names it; otherwise
+        // epoll keeps reporting the socket under a number that will be reused.
+        for level in chain { bufferevent_disable(level, Int16(EV_READ | EV_WRITE)) }
+        let owned = tidings_detach_socket(fd, placeholderDescriptor)
+        guard owned >= 0 else {
+            for level in chain { bufferevent_enable(level, Int16(EV_READ)) }
+            logger.warning("event stream not handed off: \(String(cString: strerror(tidings_errno())))")
+            return nil
+        }
+        // Cap what the kernel may queue for this client (Linux doubles it), so the bound is
+        // mostly our own queue and a reader's in-flight kernel bytes stay well under it.
+        let bound = configuration.maxUnsentBytesPerStream
+        _ = tidings_set_send_buffer(owned, Int32(min(128 << 10, max(4 << 10, bound / 4))))
+        var on: Int32 = 1
+        _ = setsockopt(owned, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+
+        let chunked = tidings_request_version(raw) >= 11
+        let id = nextStreamID
+        nextStreamID += 1
+        let workerIndex = dispatch.assign()
+        let remote = WorkerStream(id: id, fd: owned, chunked: chunked, conflates: conflate,
+                                  bound: bound, worker: dispatch.workers[workerIndex])
+        let stream = EventStream(id: id, workerIndex: workerIndex, remote: remote, server: self,
+                                 keyOf: conflate ? keyOf : nil)
+        streams[id] = stream
+        dispatch.enqueue(.open(remote, head: pending + Self.streamHead(head, chunked: chunked)), to: workerIndex)
+        dispatch.enqueue(.frame(remote, ServerSentEvent.retry(milliseconds: retryMilliseconds), key: nil, live: false),
+                         to: workerIndex)
+        // The stream keeps its client's connection slot (counted from accept) until it closes;
+        // its guard's timers and watches end now.
+        if let connectionGuard = guards.removeValue(forKey: bev) {
+            stream.clientAddress = connectionGuard.address
+            stream.holdsConnectionSlot = true
+            connectionGuard.closed()
+        }
+        // evhttp frees its connection (and the request) on a later turn; it closes only the
+        // placeholder now sitting under the old number.
+        dropConnection(exchange.connection)
+        return stream
+    }
+
+    /// The status line and headers a worker writes: chunked for HTTP/1.1, close-delimited for
+    /// HTTP/1.0; `Connection: close` either way (the socket never returns to evhttp).
+    static func streamHead(_ head: Response, chunked: Bool) -> [UInt8] {
+        var text = chunked ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.0 200 OK\r\n"
+        for field in head.headers.fields where !["connection", "content-length", "transfer-encoding", "date"].contains(field.name.lowercased()) {
+            // Values come from our filters, but a CR or LF must never split a header.
+            guard !field.name.utf8.contains(where: { $0 == 13 || $0 == 10 }),
+                  !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 }) else { continue }
+            text += "\(field.name): \(field.value)\r\n"
+        }
+        var date = [CChar](repeating: 0, count: 32)
+        tidings_http_date(&date)
+        text += "Date: \(String(cString: date))\r\n"
+        if chunked { text += "Transfer-Encoding: chunked\r\n" }
+        text += "Connection: close\r\n\r\n"
+        return Array(text.utf8)
+    }
+}

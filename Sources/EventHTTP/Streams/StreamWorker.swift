@@ -1,0 +1,142 @@
+import CLibevent
+import Foundation
+
+/// A thread with its own libevent base that writes the event streams handed to it.
+///
+/// The request loop is the only producer: it posts batches of `WorkerCommand`s through the
+/// worker's `EventLoop.execute` (a locked FIFO plus an eventfd wake-up), so each stream sees its
+/// commands in the loop's order. Everything else — the streams, their sockets, queues and
+/// events, the heartbeat — belongs to the worker's thread. `@unchecked Sendable` for that
+/// reason: other threads only call `post` and `stopAndJoin`, which go through `loop.execute`.
+final class StreamWorker: @unchecked Sendable {
+    /// iovecs per `sendmsg` (well under IOV_MAX).
+    static let maxPieces = 192
+    /// Nice levels below the request loop (CFS weight 1024 against 423: the loop gets about
+    /// 70% of a contended core).
+    static let niceIncrement: Int32 = 4
+
+    let loop: EventLoop
+    let notices: StreamNotices
+    private let heartbeatInterval: Double
+    private let finished = DispatchSemaphore(value: 0)
+    private var started = false
+
+    // Worker thread only.
+    private var streams: [Int: WorkerStream] = [:]
+    private var dirty: [WorkerStream] = []
+    private var heartbeat: TimerHandle?
+    /// Scratch for one `sendmsg`: the iovecs and the chunk headers they point at.
+    let iov: UnsafeMutablePointer<iovec>
+    let chunkHeaders: UnsafeMutablePointer<UInt8>
+    /// "\r\n", the trailer of every chunk.
+    let crlf: UnsafeMutablePointer<UInt8>
+
+    init(notices: StreamNotices, heartbeatInterval: Double) throws {
+        loop = try EventLoop()
+        self.notices = notices
+        self.heartbeatInterval = heartbeatInterval
+        iov = .allocate(capacity: Self.maxPieces)
+        chunkHeaders = .allocate(capacity: Self.maxPieces * 24 + 2)
+        crlf = chunkHeaders + Self.maxPieces * 24
+        crlf[0] = 13
+        crlf[1] = 10
+    }
+
+    deinit {
+        iov.deallocate()
+        chunkHeaders.deallocate()
+    }
+
+    /// Starts the thread (its loop runs until `stopAndJoin`).
+    func start(name: String) {
+        started = true
+        let thread = Thread { [self] in
+            // The request loop comes first: when the cores are busy, a fan-out on the workers
+            // must not make plain requests (or the writes that feed the streams) wait.
+            tidings_lower_thread_priority(Self.niceIncrement)
+            loop.run()
+            finished.signal()
+        }
+        thread.name = name
+        thread.start()
+        loop.execute { [self] in
+            guard heartbeatInterval > 0 else { return }
+            heartbeat = loop.schedule(after: heartbeatInterval, repeating: true) { [unowned self] in beat() }
+        }
+    }
+
+    /// Hands a batch to the worker (any thread; FIFO with every earlier batch).
+    func post(_ batch: [WorkerCommand]) {
+        loop.execute { [self] in apply(batch) }
+    }
+
+    /// Closes every stream still open (without notices: the server is closing) and waits for
+    /// the thread to end. Call once, from the loop thread.
+    func stopAndJoin() {
+        guard started else { return }
+        started = false
+        loop.execute { [self] in
+            heartbeat?.cancel()
+            heartbeat = nil
+            for stream in Array(streams.values) { stream.close(clean: true, notify: false) }
+            loop.stop()
+        }
+        finished.wait()
+    }
+
+    // MARK: Worker thread
+
+    private func apply(_ batch: [WorkerCommand]) {
+        for command in batch {
+            switch command {
+            case let .open(stream, head):
+                streams[stream.id] = stream
+                stream.attach(base: loop.base)
+                stream.enqueueRaw(head)
+                markDirty(stream)
+            case let .frame(stream, bytes, key, live):
+                stream.enqueue(bytes, key: key, live: live)
+                markDirty(stream)
+            case let .marker(stream, marker):
+                stream.enqueueMarker(marker)
+                markDirty(stream)
+            case let .end(stream):
+                stream.requestEnd()
+                markDirty(stream)
+            }
+        }
+        // One gathered write per stream per batch, however many frames it got.
+        for stream in dirty {
+            stream.isDirty = false
+            if !stream.waitingForWritable { stream.flush() }
+            checkBound(stream)
+        }
+        dirty.removeAll(keepingCapacity: true)
+    }
+
+    private func markDirty(_ stream: WorkerStream) {
+        guard !stream.isDirty, !stream.closed else { return }
+        stream.isDirty = true
+        dirty.append(stream)
+    }
+
+    /// Cuts off a stream whose client is not keeping up (see `WorkerStream.mustBeCutOff`).
+    func checkBound(_ stream: WorkerStream) {
+        guard stream.mustBeCutOff else { return }
+        stream.close(clean: false)
+    }
+
+    func forget(_ stream: WorkerStream) {
+        streams.removeValue(forKey: stream.id)
+    }
+
+    private static let keepAlive = ServerSentEvent.comment("keep-alive")
+
+    /// A comment on every idle stream (a busy one has traffic already).
+    private func beat() {
+        for stream in streams.values where stream.isIdle {
+            stream.enqueue(Self.keepAlive, key: nil, live: false)
+            stream.flush()
+        }
+    }
+}

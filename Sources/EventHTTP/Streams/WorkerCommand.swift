@@ -1,0 +1,43 @@
+/// What the loop thread asks of a stream worker. Carried in FIFO batches (`StreamDispatch`), so
+/// a stream's commands reach its worker in the order the loop issued them.
+enum WorkerCommand: Sendable {
+    /// Take over this stream: write `head` (status line, headers, `retry:`) first.
+    case open(WorkerStream, head: [UInt8])
+    /// Queue one frame. `live` frames count against the slow-consumer bound; catch-up
+    /// (paced) frames do not. `key` is the conflation key on a conflating stream.
+    case frame(WorkerStream, [UInt8], key: String?, live: Bool)
+    /// Report `marker` back to the loop once everything queued before it reached the kernel.
+    case marker(WorkerStream, Int)
+    /// End the response after everything queued, then close the socket.
+    case end(WorkerStream)
+}
+
+/// What a worker tells the loop thread. Posted through the loop's `execute` (a locked FIFO and
+/// an eventfd wake-up), handled on the loop thread only.
+final class StreamNotices: @unchecked Sendable {
+    // @unchecked: `server` is set once in init and only dereferenced inside closures that run
+    // on `loop`'s thread (checked below); workers only call `post`.
+    private let loop: EventLoop
+    private weak let server: HTTPServer?
+
+    init(loop: EventLoop, server: HTTPServer) {
+        self.loop = loop
+        self.server = server
+    }
+
+    /// The worker closed stream `id` (client gone, cut off, or ended).
+    func closed(_ id: Int) {
+        loop.execute { [self] in
+            precondition(loop.isOnLoopThread)
+            server?.workerClosedStream(id)
+        }
+    }
+
+    /// Everything queued on stream `id` before `marker` was handed to the kernel.
+    func reached(_ id: Int, marker: Int) {
+        loop.execute { [self] in
+            precondition(loop.isOnLoopThread)
+            server?.workerReachedMarker(id, marker: marker)
+        }
+    }
+}

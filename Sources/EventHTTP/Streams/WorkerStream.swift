@@ -1,0 +1,273 @@
+import CLibevent
+import Foundation
+
+/// One event stream's socket and output queue, owned by a `StreamWorker`.
+///
+/// `@unchecked Sendable` because the loop thread creates it and then only carries the reference
+/// inside `WorkerCommand`s; every mutable member is touched on its worker's thread alone.
+///
+/// Frames are the loop's shared `[UInt8]` arrays (reference-counted, never copied per stream).
+/// Chunked framing (HTTP/1.1) is added at write time as separate iovecs, and everything queued
+/// leaves in one `sendmsg` of up to `StreamWorker.maxPieces` pieces.
+final class WorkerStream: @unchecked Sendable {
+    struct Entry {
+        var bytes: [UInt8]
+        /// Wrapped in a chunk (HTTP/1.1 frames) rather than written as is (head, terminator).
+        var framed: Bool
+        var live: Bool
+        var key: String?
+        /// ≥ 0: a completion marker (no bytes).
+        var marker: Int = -1
+        /// Bytes on the wire, chunk header and trailer included.
+        var wire: Int
+    }
+
+    let id: Int
+    let fd: Int32
+    let chunked: Bool
+    let conflates: Bool
+    let bound: Int
+    unowned let worker: StreamWorker
+
+    private var queue: [Entry] = []
+    /// Index of the entry being written, and how much of it the kernel already took.
+    private var head = 0
+    private var written = 0
+    /// Wire bytes of live entries from `head` on.
+    private var liveQueued = 0
+    private var readEvent: OpaquePointer?
+    private var writeEvent: OpaquePointer?
+    private(set) var waitingForWritable = false
+    private var ending = false
+    private(set) var closed = false
+    var isDirty = false
+
+    init(id: Int, fd: Int32, chunked: Bool, conflates: Bool, bound: Int, worker: StreamWorker) {
+        self.id = id
+        self.fd = fd
+        self.chunked = chunked
+        self.conflates = conflates
+        self.bound = bound
+        self.worker = worker
+    }
+
+    var isIdle: Bool { head == queue.count && !ending && !closed }
+
+    // MARK: Setup (worker thread)
+
+    /// Registers the socket on the worker's base: reads are discarded (a client sends nothing
+    /// on a stream; what it sends anyway is never kept), EOF or an error closes the stream.
+    func attach(base: OpaquePointer) {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        readEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { fd, _, context in
+            let stream = Unmanaged<WorkerStream>.fromOpaque(context!).takeUnretainedValue()
+            if tidings_discard_input(fd) == 0 { stream.close(clean: false) }
+        }, context)
+        writeEvent = event_new(base, fd, Int16(EV_WRITE), { _, _, context in
+            let stream = Unmanaged<WorkerStream>.fromOpaque(context!).takeUnretainedValue()
+            stream.waitingForWritable = false
+            stream.flush()
+            stream.worker.checkBound(stream)
+        }, context)
+        guard readEvent != nil, writeEvent != nil else {
+            close(clean: false)   // out of memory: nothing to write with
+            return
+        }
+        event_add(readEvent, nil)
+    }
+
+    // MARK: Queueing (worker thread)
+
+    func enqueueRaw(_ bytes: [UInt8]) {
+        guard !closed, !bytes.isEmpty else { return }
+        queue.append(Entry(bytes: bytes, framed: false, live: false, key: nil, wire: bytes.count))
+    }
+
+    func enqueue(_ bytes: [UInt8], key: String?, live: Bool) {
+        guard !closed, !ending, !bytes.isEmpty else { return }
+        let wire = chunked ? bytes.count + Self.chunkHeaderLength(bytes.count) + 2 : bytes.count
+        if conflates, live, let key, behindBytes > 0, overBound {
+            // Over the bound: the newer event replaces the queued older one for the same key.
+            // It goes to the end, so ids stay increasing; the rest keeps its order.
+            let first = written > 0 ? head + 1 : head
+            if first < queue.count,
+               let index = queue[first...].firstIndex(where: { $0.live && $0.key == key && $0.marker < 0 }) {
+                liveQueued -= queue[index].wire
+                queue.remove(at: index)
+            }
+        }
+        queue.append(Entry(bytes: bytes, framed: chunked, live: live, key: key, wire: wire))
+        if live { liveQueued += wire }
+    }
+
+    func enqueueMarker(_ marker: Int) {
+        guard !closed, !ending else { return }
+        queue.append(Entry(bytes: [], framed: false, live: false, key: nil, marker: marker, wire: 0))
+    }
+
+    func requestEnd() {
+        guard !closed, !ending else { return }
+        if chunked { enqueueRaw(Self.lastChunk) }
+        ending = true
+    }
+
+    private static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
+
+    // MARK: The bound (worker thread)
+
+    /// Live output queued behind the entry being written (a large frame being written never
+    /// counts against its own reader).
+    private var behindBytes: Int {
+        guard head < queue.count else { return 0 }
+        return queue[head].live ? liveQueued - queue[head].wire : liveQueued
+    }
+
+    /// Whether what waits behind the current entry, plus the kernel's send queue, passes the
+    /// bound. The part of the current entry the kernel already holds is not counted: a large
+    /// frame being read at full speed is never held against its reader.
+    var overBound: Bool {
+        let behind = behindBytes
+        guard behind > 0 else { return false }
+        if behind > bound { return true }
+        let kernel = max(0, Int(tidings_socket_unsent_bytes(fd)) - written)
+        return behind + kernel > bound
+    }
+
+    /// A conflating stream is never cut off; its un-keyed frames still have a (generous) cap.
+    var mustBeCutOff: Bool {
+        guard !closed else { return false }
+        if conflates { return behindBytes > 16 * bound }
+        return overBound
+    }
+
+    // MARK: Writing (worker thread)
+
+    /// Writes as much of the queue as the kernel takes, several entries per `sendmsg`.
+    func flush() {
+        while !closed, head < queue.count {
+            if queue[head].marker >= 0 {
+                worker.notices.reached(id, marker: queue[head].marker)
+                pop()
+                continue
+            }
+            let (pieces, requested) = gather()
+            let sent = tidings_sendv(fd, worker.iov, Int32(pieces))
+            if sent < 0 {
+                let error = tidings_errno()
+                if error == EAGAIN || error == EWOULDBLOCK || error == EINTR { armWrite(); return }
+                close(clean: false)
+                return
+            }
+            consume(sent)
+            if head > 64, head * 2 > queue.count {
+                queue.removeFirst(head)
+                head = 0
+            }
+            if sent < requested { armWrite(); return }
+        }
+        guard !closed else { return }
+        if head > 0 { queue.removeAll(keepingCapacity: queue.capacity <= 16); head = 0 }
+        if ending { close(clean: true) }
+    }
+
+    /// Fills the worker's iovec scratch from `head` on; stops at a marker.
+    private func gather() -> (pieces: Int, bytes: Int) {
+        var pieces = 0, total = 0
+        var index = head
+        while index < queue.count, pieces + 3 <= StreamWorker.maxPieces, queue[index].marker < 0 {
+            var skip = index == head ? written : 0
+            let entry = queue[index]
+            let header: UnsafeMutablePointer<UInt8> = worker.chunkHeaders + pieces * 24
+            let headerLength = entry.framed ? Self.writeChunkHeader(entry.bytes.count, into: header) : 0
+            // The array's storage stays alive and unmodified while its entry is queued, so the
+            // pointer stays valid until the `sendmsg` below returns.
+            let payload = entry.bytes.withUnsafeBufferPointer { UnsafeMutableRawPointer(mutating: $0.baseAddress!) }
+            func add(_ base: UnsafeMutableRawPointer, _ length: Int) {
+                guard length > 0 else { return }
+                if skip >= length { skip -= length; return }
+                worker.iov[pieces] = iovec(iov_base: base + skip, iov_len: length - skip)
+                total += length - skip
+                pieces += 1
+                skip = 0
+            }
+            add(UnsafeMutableRawPointer(header), headerLength)
+            add(payload, entry.bytes.count)
+            add(UnsafeMutableRawPointer(worker.crlf), entry.framed ? 2 : 0)
+            index += 1
+        }
+        return (pieces, total)
+    }
+
+    private func consume(_ sent: Int) {
+        var left = sent
+        while left > 0, head < queue.count {
+            let remaining = queue[head].wire - written
+            if left >= remaining {
+                left -= remaining
+                pop()
+            } else {
+                written += left
+                left = 0
+            }
+        }
+    }
+
+    private func pop() {
+        if queue[head].live { liveQueued -= queue[head].wire }
+        queue[head].bytes = []   // release the shared frame now
+        head += 1
+        written = 0
+    }
+
+    private func armWrite() {
+        guard !waitingForWritable, let writeEvent else { return }
+        waitingForWritable = true
+        event_add(writeEvent, nil)
+    }
+
+    /// Stops the stream: frees its events, closes the socket (after a clean end, the peer gets
+    /// everything written first), and tells the loop.
+    func close(clean: Bool, notify: Bool = true) {
+        guard !closed else { return }
+        closed = true
+        if let readEvent { event_free(readEvent) }
+        if let writeEvent { event_free(writeEvent) }
+        readEvent = nil
+        writeEvent = nil
+        queue = []
+        head = 0
+        liveQueued = 0
+        if clean {
+            // Unread input would turn close() into a reset that can destroy unsent output.
+            _ = tidings_discard_input(fd)
+            shutdown(fd, Int32(SHUT_WR))
+        }
+        Foundation.close(fd)
+        worker.forget(self)
+        if notify { worker.notices.closed(id) }
+    }
+
+    // MARK: Chunk framing
+
+    static func chunkHeaderLength(_ count: Int) -> Int {
+        var digits = 1, rest = count >> 4
+        while rest > 0 { digits += 1; rest >>= 4 }
+        return digits + 2
+    }
+
+    /// `<hex length>\r\n` into `out` (at most 18 bytes); returns its length.
+    static func writeChunkHeader(_ count: Int, into out: UnsafeMutablePointer<UInt8>) -> Int {
+        let length = chunkHeaderLength(count)
+        var value = count
+        var position = length - 3
+        while position >= 0 {
+            let digit = UInt8(value & 15)
+            out[position] = digit < 10 ? 48 + digit : 87 + digit
+            value >>= 4
+            position -= 1
+        }
+        out[length - 2] = 13
+        out[length - 1] = 10
+        return length
+    }
+}

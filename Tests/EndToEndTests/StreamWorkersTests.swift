@@ -1,0 +1,179 @@
+import Foundation
+import XCTest
+
+/// Streams on their own workers, against the real binary: conflation, HTTP/1.0, uploads on a
+/// stream, stream churn (no descriptor reused under a live stream, memory back to baseline),
+/// and SIGTERM with streams open on several workers.
+final class StreamWorkersTests: XCTestCase {
+    /// The server's resident memory (VmRSS) in bytes.
+    private func residentBytes(_ server: TidingsProcess) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(server.process.processIdentifier)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kib = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kib << 10
+    }
+
+    func test_a_conflating_stream_that_reads_nothing_during_3000_changes_ends_with_the_latest_value() throws {
+        let server = try TidingsProcess(arguments: ["--stream-workers", "2"])
+        defer { server.stop() }
+        let connection = try server.connect()
+        connection.setReceiveBuffer(4096)
+        let stream = try connection.openEventStream("/preferences/events?keys=name,age&conflate=true")
+        XCTAssertEqual(stream.reply.status, 200)
+        XCTAssertEqual(try stream.nextEvents(2).count, 2, "snapshot")
+        // 3,000 changes of ~2 KiB each (about 6 MB, far over the 1 MiB bound), from 6 writers,
+        // while the stream reads nothing.
+        let failures = Locked(0)
+        let port = server.port
+        concurrently(6) { writer in
+            guard let client = try? HTTPConnection(port: port) else { return failures.withLock { $0 += 1 } }
+            for index in 0..<500 {
+                let key = index % 5 == 0 ? "age" : "name"
+                let value: Any = key == "age" ? index % 100 : "w\(writer)-\(index)-" + String(repeating: "x", count: 2_000)
+                let reply = try? client.request("PUT", "/preferences/\(key)", json: ["value": value])
+                if reply?.status != 200 { failures.withLock { $0 += 1 } }
+            }
+        }
+        XCTAssertEqual(failures.current, 0)
+        let final = try server.get("/preferences/name").decode([String: JSONValue].self)
+        let finalAge = try server.get("/preferences/age").decode([String: JSONValue].self)
+        let revision = try server.currentRevision()
+        // Now read: everything still queued arrives, ending with the latest state of each key.
+        var ids: [UInt64] = [], latest: [String: JSONValue] = [:]
+        while ids.last != revision {
+            let event = try stream.nextEvent(timeout: 10)
+            ids.append(try XCTUnwrap(event.id.flatMap { UInt64($0) }))
+            let data = try JSONDecoder().decode([String: JSONValue].self, from: Data(event.data.utf8))
+            if let key = data["key"]?.stringValue { latest[key] = data["value"] }
+        }
+        XCTAssertEqual(ids, ids.sorted(), "ids not increasing")
+        XCTAssertEqual(Set(ids).count, ids.count, "an id twice")
+        XCTAssertLessThan(ids.count, 3_000, "nothing was conflated (was the bound ever reached?)")
+        XCTAssertEqual(latest["name"], final["value"])
+        XCTAssertEqual(latest["age"], finalAge["value"])
+    }
+
+    func test_an_http_1_0_stream_is_close_delimited() throws {
+        let server = try TidingsProcess()
+        defer { server.stop() }
+        let connection = try server.connect()
+        connection.write("GET /preferences/name/events HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        let head = try connection.readHead()
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.header("Connection")?.lowercased(), "close")
+        XCTAssertNil(head.header("Content-Length"))
+        XCTAssertNil(head.header("Transfer-Encoding"))
+        XCTAssertEqual(head.header("Content-Type"), "text/event-stream")
+        XCTAssertNotNil(head.header("Tidings-Revision"), "response filters still apply")
+        let stream = EventStreamReader(connection: connection, reply: head)
+        XCTAssertEqual(try stream.nextEvent().json?["value"] as? String, "fat")
+        XCTAssertEqual(try server.put("name", "thin").status, 200)
+        XCTAssertEqual(try stream.nextEvent().json?["value"] as? String, "thin")
+        // SIGTERM ends it by closing the connection.
+        XCTAssertEqual(server.stop(), 0)
+        XCTAssertTrue(connection.waitForClose(timeout: 5))
+    }
+
+    func test_bytes_uploaded_on_a_stream_do_not_grow_the_servers_memory() throws {
+        let server = try TidingsProcess()
+        defer { server.stop() }
+        let connection = try server.connect(timeout: 20)
+        let stream = try connection.openEventStream("/preferences/age/events")
+        XCTAssertEqual(try stream.nextEvent().name, "preference")
+        let before = residentBytes(server)
+        let block = [UInt8](repeating: 65, count: 1 << 20)
+        for _ in 0..<256 { connection.write(block) }
+        // The server read it all (or the writes above would have stalled): the stream still works.
+        XCTAssertEqual(try server.put("age", 9).status, 200)
+        XCTAssertEqual(try stream.nextEvent(timeout: 20).json?["value"] as? Int, 9)
+        let grown = residentBytes(server) - before
+        XCTAssertLessThan(grown, 32 << 20, "256 MiB uploaded on a stream grew the server by \(grown >> 20) MiB")
+    }
+
+    /// 20,000 streams opened and closed quickly while writes go on: long-lived streams see
+    /// every change of their key in order and nothing else, plain requests get clean answers
+    /// (no worker ever writes into a reused descriptor), and memory returns to its baseline.
+    func test_20000_streams_opened_and_closed_while_writing_reuse_no_live_descriptor_and_free_their_memory() throws {
+        let server = try TidingsProcess(arguments: ["--stream-workers", "3"])
+        defer { server.stop() }
+        let port = server.port
+        let churn: @Sendable (Int, Locked<Int>) -> Void = { count, failures in
+            concurrently(8) { thread in
+                for index in 0..<(count / 8) {
+                    guard let client = try? HTTPConnection(port: port, timeout: 10),
+                          let stream = try? client.openEventStream("/preferences/name/events"),
+                          stream.reply.status == 200 else { failures.withLock { $0 += 1 }; continue }
+                    if index % 2 == 0, (try? stream.nextEvent(timeout: 10)) == nil { failures.withLock { $0 += 1 } }
+                    if index % 100 == 0 {
+                        let reply = try? HTTPConnection(port: port).request("GET", "/preferences/name")
+                        let body = reply.flatMap { try? JSONSerialization.jsonObject(with: Data($0.body)) as? [String: Any] }
+                        if reply?.status != 200 || body?["key"] as? String != "name" { failures.withLock { $0 += 1 } }
+                    }
+                    _ = thread
+                }
+            }
+        }
+        let warmUpFailures = Locked(0)
+        churn(2_000, warmUpFailures)
+        XCTAssertEqual(warmUpFailures.current, 0)
+        let baseline = residentBytes(server)
+
+        let watchers = try (0..<3).map { _ in try server.openEventStream("/preferences/age/events") }
+        for watcher in watchers { XCTAssertEqual(try watcher.nextEvent().name, "preference") }
+        let writing = Locked(true)
+        let written = Locked(0)
+        let writer = Thread {
+            guard let client = try? HTTPConnection(port: port) else { return }
+            var value = 0
+            while writing.current {
+                value += 1
+                if (try? client.request("PUT", "/preferences/age", json: ["value": value % 100]))?.status == 200 {
+                    written.withLock { $0 = value }
+                }
+            }
+        }
+        writer.start()
+        let failures = Locked(0)
+        churn(20_000, failures)
+        writing.withLock { $0 = false }
+        XCTAssertEqual(failures.current, 0, "streams or plain requests failed during the churn")
+        let revision = try server.currentRevision()
+        XCTAssertGreaterThan(written.current, 10, "the writer made no progress")
+        for (index, watcher) in watchers.enumerated() {
+            var ids: [UInt64] = []
+            while ids.last.map({ $0 < revision }) ?? true {
+                let event = try watcher.nextEvent(timeout: 10)
+                XCTAssertEqual(event.name, "preference", "watcher \(index)")
+                XCTAssertEqual(event.json?["key"] as? String, "age", "watcher \(index) got a foreign event")
+                ids.append(try XCTUnwrap(event.id.flatMap { UInt64($0) }))
+            }
+            XCTAssertEqual(ids, ids.sorted(), "watcher \(index): ids out of order")
+            XCTAssertEqual(Set(ids).count, ids.count, "watcher \(index): an id twice")
+        }
+        // Memory back to its baseline once the churned streams are gone.
+        let deadline = Date().addingTimeInterval(10)
+        var resident = residentBytes(server)
+        while resident > baseline + (8 << 20), Date() < deadline {
+            usleep(100_000)
+            resident = residentBytes(server)
+        }
+        XCTAssertLessThanOrEqual(resident, baseline + (8 << 20),
+                                 "RSS \(resident >> 20) MiB after the churn, baseline \(baseline >> 20) MiB")
+    }
+
+    func test_sigterm_ends_every_stream_on_every_worker_and_the_workers_exit() throws {
+        let server = try TidingsProcess(arguments: ["--stream-workers", "3"])
+        defer { server.stop() }
+        let targets = ["/events", "/preferences/events?conflate=true", "/things/events", "/preferences/age/events"]
+        let streams = try (0..<60).map { try server.openEventStream(targets[$0 % targets.count]) }
+        for stream in streams { XCTAssertEqual(try stream.nextEvent().id, "0") }
+        let started = Date()
+        XCTAssertEqual(server.stop(), 0, server.log)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "shutdown waited for its grace period")
+        for (index, stream) in streams.enumerated() {
+            _ = try stream.readToEnd(timeout: 5)
+            XCTAssertTrue(stream.isEnded, "stream \(index) not ended")
+        }
+        XCTAssertTrue(server.log.contains("shutdown complete"), server.log)
+    }
+}
