@@ -138,6 +138,22 @@ extension OpenAPIContract {
                     ("pattern", .string("^[0-9]{1,20}$")),
                 ])),
             ])),
+            ("Conflate", .map([
+                ("name", .string("conflate")),
+                ("in", .string("query")),
+                ("required", .boolean(false)),
+                ("description", .string(#"""
+                    `true`: the stream is never cut off for being slow. While its unsent output is over the
+                    bound, a newer event for the same preference key (or for `things`, or `posts`) replaces
+                    the older one still queued, so the client receives the latest state of everything it
+                    covers, ids still strictly increasing (some skipped). Anything but `true` or `false` → `400`.
+
+                    """#)),
+                ("schema", .map([
+                    ("type", .string("boolean")),
+                    ("default", .boolean(false)),
+                ])),
+            ])),
             ("StreamKeys", .map([
                 ("name", .string("keys")),
                 ("in", .string("query")),

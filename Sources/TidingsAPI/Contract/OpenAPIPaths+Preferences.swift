@@ -217,6 +217,7 @@ extension OpenAPIContract {
                     .ref("#/components/parameters/StreamKeys"),
                     .ref("#/components/parameters/LastEventIdQuery"),
                     .ref("#/components/parameters/LastEventIdHeader"),
+                    .ref("#/components/parameters/Conflate"),
                 ])),
                 ("responses", .map([
                     ("200", .ref("#/components/responses/EventStream")),
@@ -254,6 +255,7 @@ extension OpenAPIContract {
                 ("parameters", .sequence([
                     .ref("#/components/parameters/LastEventIdQuery"),
                     .ref("#/components/parameters/LastEventIdHeader"),
+                    .ref("#/components/parameters/Conflate"),
                 ])),
                 ("responses", .map([
                     ("200", .ref(p.streamResponseRef)),

@@ -39,6 +39,7 @@ extension OpenAPIContract {
                     .ref("#/components/parameters/StreamKeys"),
                     .ref("#/components/parameters/LastEventIdQuery"),
                     .ref("#/components/parameters/LastEventIdHeader"),
+                    .ref("#/components/parameters/Conflate"),
                 ])),
                 ("responses", .map([
                     ("200", .ref("#/components/responses/EventStream")),

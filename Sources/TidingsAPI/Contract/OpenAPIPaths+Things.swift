@@ -246,6 +246,7 @@ extension OpenAPIContract {
                 ("parameters", .sequence([
                     .ref("#/components/parameters/LastEventIdQuery"),
                     .ref("#/components/parameters/LastEventIdHeader"),
+                    .ref("#/components/parameters/Conflate"),
                 ])),
                 ("responses", .map([
                     ("200", .ref("#/components/responses/EventStream")),

@@ -621,7 +621,8 @@ footer { text-align: center; padding: 0 1rem 1.5rem; }
     clearTimeout(retryTimer);
     var gen = ++connectGen;
     if (source) { source.close(); source = null; }
-    var url = "/events?topics=" + TOPICS;
+    // conflate: a dashboard wants the latest state, never to be cut off for falling behind.
+    var url = "/events?conflate=true&topics=" + TOPICS;
     // Resume from what we have seen. A fresh EventSource has no Last-Event-ID of its own,
     // so the resume point goes into the query.
     if (lastEventId !== null) url += "&lastEventId=" + encodeURIComponent(lastEventId);
