@@ -117,8 +117,9 @@ bench-deps: deps
 	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing) || exit 1; \
 	fi
 
-bench: bench-deps
+bench: bench-deps test-deps
 	Benchmarks/run.sh
+	Benchmarks/instances.sh
 
 # libFuzzer over request framing, body decoding/validation and stream query/resume parsing
 # (Fuzz/run.sh; `make test` runs each target for a minute). FUZZ_SECONDS per target.

@@ -19,6 +19,7 @@
  *
  * Usage: sse-fanout -p PORT [-H 127.0.0.1] [-k name] [-n 10000] [-m 50]
  *                   [-i 100] [-P SERVER_PID] [-c 500] [-T 60] [-W 10] [-t TOKEN]
+ *                   [-w WRITE_PORT]   (PUTs to another instance: propagation A → B)
  * Last line of output: "RESULT key=value ..." for scripts. Exit status 0 when
  * every stream was held and got every event in order (complete), 1 otherwise,
  * 2 on a usage error.
@@ -179,6 +180,8 @@ static int set_nonblock(int fd) {
 }
 
 static struct sockaddr_in g_addr;
+static struct sockaddr_in g_put_addr; /* where the PUTs go: g_addr, or -w PORT (another instance) */
+static int o_write_port = 0;
 
 static int start_connect(struct conn *c) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -483,7 +486,7 @@ static int put_connect(void) {
     if (fd < 0) return -1;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (connect(fd, (struct sockaddr *)&g_addr, sizeof g_addr) < 0) { close(fd); return -1; }
+    if (connect(fd, (struct sockaddr *)&g_put_addr, sizeof g_put_addr) < 0) { close(fd); return -1; }
     set_nonblock(fd);
     g_put.fd = fd;
     g_put.connected = 1;
@@ -635,14 +638,14 @@ static void usage(const char *argv0) {
     fprintf(stderr,
         "usage: %s -p PORT [-H HOST] [-k KEY] [-n STREAMS] [-m CHANGES] [-i INTERVAL_MS]\n"
         "          [-P SERVER_PID] [-c CONNECT_WINDOW] [-T OPEN_TIMEOUT_S] [-W TAIL_S] [-t TOKEN] [-z PROBE_PATH]\n"
-        "          [-M PUT|POST] [-I (do not check ids)]\n"
+        "          [-M PUT|POST] [-I (do not check ids)] [-w WRITE_PORT (PUTs go to another instance)]\n"
         "  defaults: -H 127.0.0.1 -k name -n 10000 -m 50 -i 100 -c 500 -T 60 -W 10\n", argv0);
     exit(2);
 }
 
 int main(int argc, char **argv) {
     int opt;
-    while ((opt = getopt(argc, argv, "H:p:k:n:m:i:P:c:T:W:t:z:M:Ih")) != -1) {
+    while ((opt = getopt(argc, argv, "H:p:k:n:m:i:P:c:T:W:t:z:M:Ihw:")) != -1) {
         switch (opt) {
         case 'H': o_host = optarg; break;
         case 'p': o_port = atoi(optarg); break;
@@ -658,6 +661,7 @@ int main(int argc, char **argv) {
         case 'z': o_probe = optarg; break;
         case 'M': o_method = optarg; break;
         case 'I': o_ignore_ids = 1; break;
+        case 'w': o_write_port = atoi(optarg); break;
         default: usage(argv[0]);
         }
     }
@@ -668,6 +672,8 @@ int main(int argc, char **argv) {
     g_addr.sin_family = AF_INET;
     g_addr.sin_port = htons((unsigned short)o_port);
     if (inet_pton(AF_INET, o_host, &g_addr.sin_addr) != 1) { fprintf(stderr, "bad host %s (IPv4 address expected)\n", o_host); return 2; }
+    g_put_addr = g_addr;
+    if (o_write_port > 0) g_put_addr.sin_port = htons((unsigned short)o_write_port);
     snprintf(g_run, sizeof g_run, "fan%lx%lx", (long)getpid() & 0xffff, (long)time(NULL) & 0xffffff);
 
     g_conns = calloc((size_t)o_streams, sizeof *g_conns);
