@@ -26,14 +26,17 @@ public final class TidingsResources {
     /// (start-up, before the loop runs).
     public init(application app: TidingsApplication) throws {
         let configuration = app.configuration
-        let limits = ChangeStoreLimits(historyCount: configuration.replayBuffer, historyBytes: configuration.replayBytes)
+        // The durable history serves two readers: resumes (bounded by the flags, in the journal)
+        // and other instances tailing it, which need a little even when resumes are turned off.
+        let limits = ChangeStoreLimits(historyCount: max(configuration.replayBuffer, 1_000),
+                                       historyBytes: max(configuration.replayBytes, 8 << 20))
         let where_ = configuration.databaseURL.map(Self.redacted) ?? configuration.dataDir
         store = try Self.openStore(configuration, limits: limits, logger: app.logger)
         let (snapshot, history): (StoreSnapshot, [Change])
         do {
             (snapshot, history) = try blockingAwait { [store] in
                 let snapshot = try await store.loadSnapshot()
-                let history = try await store.recentChanges(maxCount: limits.historyCount, maxBytes: limits.historyBytes)
+                let history = try await store.recentChanges(maxCount: configuration.replayBuffer, maxBytes: configuration.replayBytes)
                 return (snapshot, history)
             }
         } catch {

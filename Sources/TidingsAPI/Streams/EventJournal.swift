@@ -62,6 +62,8 @@ final class EventJournal {
             let evicted = entries[head]
             floor = evicted.revision
             byteCount -= evicted.frame.count
+            // Let go of its bytes now; the slot itself goes at the next compaction.
+            entries[head] = JournalEntry(revision: evicted.revision, topic: evicted.topic, frame: [])
             head += 1
         }
         if head > 1024 && head * 2 > entries.count {

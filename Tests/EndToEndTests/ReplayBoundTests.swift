@@ -1,0 +1,43 @@
+import Foundation
+import XCTest
+
+/// The replay history and the change log are bounded by bytes as well as by count
+/// (`--replay-bytes`, API.md "Sizes"): large values do not grow memory or the data directory
+/// without bound, and resuming from an evicted position is a `reset`.
+final class ReplayBoundTests: XCTestCase {
+    private func residentKiB(_ pid: Int32) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+
+    private func directoryBytes(_ url: URL) -> Int {
+        let files = (try? FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: [.fileSizeKey])) ?? []
+        return files.reduce(0) { $0 + ((try? $1.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0) }
+    }
+
+    func test_large_values_are_bounded_by_replay_bytes_in_memory_and_on_disk() throws {
+        let server = try TidingsProcess(arguments: ["--replay-bytes", "2000000"])
+        defer { server.stop() }
+        let connection = try server.connect()
+        func put(_ n: Int) throws {
+            let value = String(repeating: Character(UnicodeScalar(UInt8(65 + n % 26))), count: 60_000) + "\(n)"
+            XCTAssertEqual(try connection.request("PUT", "/preferences/name", json: ["value": value]).status, 200)
+        }
+        for n in 0..<50 { try put(n) }   // warm-up: allocator and caches settle
+        let warm = residentKiB(server.process.processIdentifier)
+        for n in 50..<450 { try put(n) }  // 24 MB of values, 12 times the bound
+        let after = residentKiB(server.process.processIdentifier)
+        XCTAssertLessThan(after - warm, 24 * 1024, "memory grew \(after - warm) KiB for 24 MB of writes")
+        // On disk: the change log keeps what the bound (and the 8 MiB the store keeps for other
+        // instances) allows, plus SQLite's WAL.
+        XCTAssertLessThan(directoryBytes(server.dataDirectory), 24 << 20, "the data directory grew without bound")
+
+        // Resuming from a position long evicted is a reset and a snapshot; a recent one replays.
+        let old = try server.openEventStream("/preferences/name/events", headers: ["Last-Event-ID": "10"])
+        XCTAssertEqual(try old.nextEvent().name, "reset")
+        let current = try server.currentRevision()
+        let recent = try server.openEventStream("/preferences/name/events", headers: ["Last-Event-ID": String(current - 3)])
+        XCTAssertEqual(try recent.nextEvents(3).map(\.id), [current - 2, current - 1, current].map(String.init))
+    }
+}
