@@ -6,7 +6,8 @@
 #
 # Environment (optional): BENCH_DURATION=10 (s per wrk run), BENCH_CONNECTIONS=64,
 # BENCH_PROPAGATION_STREAMS=1000, BENCH_CHANGES=50, BENCH_INTERVAL_MS=100,
-# BENCH_TIDINGS_BIN (default .build/release/tidings, built by run.sh).
+# BENCH_TIDINGS_BIN (default .build/release/tidings, built by run.sh). All load comes from
+# 127.0.0.1, so the per-client connection cap is raised above the stream count.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -41,7 +42,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # start NAME ARGS... : starts tidings, sets PORT and PID once it is ready.
 start() {
     local name=$1; shift
-    "$TIDINGS" --port 0 --log-level warning "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+    "$TIDINGS" --port 0 --log-level warning --max-connections-per-client 30000 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
     PID=$!
     PIDS+=("$PID")
     PORT=""
@@ -72,6 +73,7 @@ echo "==== several instances ($(nproc) cores; load average $(cut -d' ' -f1 /proc
 start sqlite --data-dir "$WORK/sqlite"
 writes "SQLite, one instance, $CONNS clients:" "$PORT"
 
+chmod 755 "$WORK"   # the postgres user must reach its directory inside
 mkdir -p "$WORK/pg"
 [ "$(id -u)" = 0 ] && chown postgres "$WORK/pg"
 PGPORT=$(free_port)
