@@ -166,3 +166,14 @@ extension OpenAPIContract {
         ])
     }
 }
+
+extension OpenAPIContract {
+    /// Who may open an event stream: the read token, the api token, or a stream ticket.
+    static var streamSecurity: YAMLNode {
+        .sequence([
+            .map([("readToken", .strings([]))]),
+            .map([("apiToken", .strings([]))]),
+            .map([("streamTicket", .strings([]))]),
+        ])
+    }
+}

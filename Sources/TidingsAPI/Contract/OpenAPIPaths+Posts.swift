@@ -182,17 +182,7 @@ extension OpenAPIContract {
                 ("operationId", .string("streamPosts")),
                 ("summary", .string("Event stream of the feed state.")),
                 ("description", .string("Emits `posts` (and `reset`) events, each the same object as `GET /posts`. Opening it does not start a load.")),
-                ("security", .sequence([
-                    .map([
-                        ("readToken", .strings([])),
-                    ]),
-                    .map([
-                        ("apiToken", .strings([])),
-                    ]),
-                    .map([
-                        ("streamTicket", .strings([])),
-                    ]),
-                ])),
+                ("security", streamSecurity),
                 ("parameters", .sequence([
                     .ref("#/components/parameters/LastEventIdQuery"),
                     .ref("#/components/parameters/LastEventIdHeader"),

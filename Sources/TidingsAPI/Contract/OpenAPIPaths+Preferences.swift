@@ -202,17 +202,7 @@ extension OpenAPIContract {
                     `id:` = the current revision. An unknown key in `keys` → `422`.
 
                     """#)),
-                ("security", .sequence([
-                    .map([
-                        ("readToken", .strings([])),
-                    ]),
-                    .map([
-                        ("apiToken", .strings([])),
-                    ]),
-                    .map([
-                        ("streamTicket", .strings([])),
-                    ]),
-                ])),
+                ("security", streamSecurity),
                 ("parameters", .sequence([
                     .ref("#/components/parameters/StreamKeys"),
                     .ref("#/components/parameters/LastEventIdQuery"),
@@ -241,17 +231,7 @@ extension OpenAPIContract {
                     stream opens).
 
                     """#)),
-                ("security", .sequence([
-                    .map([
-                        ("readToken", .strings([])),
-                    ]),
-                    .map([
-                        ("apiToken", .strings([])),
-                    ]),
-                    .map([
-                        ("streamTicket", .strings([])),
-                    ]),
-                ])),
+                ("security", streamSecurity),
                 ("parameters", .sequence([
                     .ref("#/components/parameters/LastEventIdQuery"),
                     .ref("#/components/parameters/LastEventIdHeader"),

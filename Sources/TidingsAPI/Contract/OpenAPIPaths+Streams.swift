@@ -14,17 +14,7 @@ extension OpenAPIContract {
                     `topics` (an unknown topic) → `400`; an unknown key in `keys` → `422`.
 
                     """#)),
-                ("security", .sequence([
-                    .map([
-                        ("readToken", .strings([])),
-                    ]),
-                    .map([
-                        ("apiToken", .strings([])),
-                    ]),
-                    .map([
-                        ("streamTicket", .strings([])),
-                    ]),
-                ])),
+                ("security", streamSecurity),
                 ("parameters", .sequence([
                     .map([
                         ("name", .string("topics")),

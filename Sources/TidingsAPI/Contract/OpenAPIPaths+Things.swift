@@ -232,17 +232,7 @@ extension OpenAPIContract {
                 ("operationId", .string("streamThings")),
                 ("summary", .string("Event stream of the list.")),
                 ("description", .string("Emits `things` (and `reset`) events; see `ThingsEvent`. Without a resume point it starts with one `things` snapshot.")),
-                ("security", .sequence([
-                    .map([
-                        ("readToken", .strings([])),
-                    ]),
-                    .map([
-                        ("apiToken", .strings([])),
-                    ]),
-                    .map([
-                        ("streamTicket", .strings([])),
-                    ]),
-                ])),
+                ("security", streamSecurity),
                 ("parameters", .sequence([
                     .ref("#/components/parameters/LastEventIdQuery"),
                     .ref("#/components/parameters/LastEventIdHeader"),
