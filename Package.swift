@@ -1,10 +1,14 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Package-wide settings: Swift 6 language mode everywhere, plus the upcoming features
-// swift-log uses, so `any` and imports are explicit.
+// Package-wide settings, applied to every Swift target at the end of this file: Swift 6 language
+// mode everywhere, plus the upcoming features swift-log and swift-nio use, so `any` is spelled
+// out, an import is internal unless a file says `public import` (the public API names what it
+// exposes), and a file imports every module whose members it uses.
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
 let package = Package(
@@ -39,15 +43,13 @@ let package = Package(
             dependencies: [
                 "CLibevent",
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strictSettings
+            ]
         ),
         // The observation library: wrappers, preferences, per-key subjects, environment,
         // data loader, thing store. No HTTP, no libevent, no SQL.
         .target(
             name: "Observing",
-            dependencies: [.product(name: "OpenCombine", package: "OpenCombine")],
-            swiftSettings: strictSettings
+            dependencies: [.product(name: "OpenCombine", package: "OpenCombine")]
         ),
         // Durable storage (SQLite through GRDB, WAL mode; or PostgreSQL through postgres-nio).
         .target(
@@ -56,8 +58,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strictSettings
+            ]
         ),
         // The resources: routes <-> domain, JSON, problem details, stream topics.
         .target(
@@ -69,7 +70,6 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            swiftSettings: strictSettings,
             // FoundationNetworking (the upstream feed client) runs on libcurl; a build with the
             // static Swift runtime (as in the container) must link it explicitly.
             linkerSettings: [.linkedLibrary("curl", .when(platforms: [.linux]))]
@@ -81,15 +81,13 @@ let package = Package(
                 "TidingsAPI", "EventHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strictSettings
+            ]
         ),
         // The Swift client: the observation library's containers and wrappers over a live
         // server (URLSession + one event stream). No libevent, no server modules.
         .target(
             name: "TidingsClient",
             dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")],
-            swiftSettings: strictSettings,
             linkerSettings: [.linkedLibrary("curl", .when(platforms: [.linux]))]
         ),
         // `tidings-client get|set|watch`, built on TidingsClient as its example.
@@ -99,23 +97,20 @@ let package = Package(
                 "TidingsClient", "Observing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
-            ],
-            swiftSettings: strictSettings
+            ]
         ),
         // Benchmark program for the observation library (run by `make bench`).
         .executableTarget(
             name: "ObservingBench",
             dependencies: ["Observing"],
-            path: "Benchmarks/ObservingBench",
-            swiftSettings: strictSettings
+            path: "Benchmarks/ObservingBench"
         ),
 
         // Commit throughput of the PostgreSQL store on a throwaway cluster (PostgresStore).
         .executableTarget(
             name: "PostgresStoreBench",
             dependencies: ["TidingsStore", "TestFixtures", .product(name: "Logging", package: "swift-log")],
-            path: "Benchmarks/PostgresStoreBench",
-            swiftSettings: strictSettings
+            path: "Benchmarks/PostgresStoreBench"
         ),
 
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP"]),
@@ -129,16 +124,15 @@ let package = Package(
         ]),
         // Throwaway PostgreSQL clusters and nginx balancers for tests (Foundation only, no XCTest):
         // any test target may depend on it.
-        .target(name: "TestFixtures", path: "Tests/TestFixtures", swiftSettings: strictSettings),
-        .testTarget(name: "TestFixturesTests", dependencies: ["TestFixtures"], swiftSettings: strictSettings),
+        .target(name: "TestFixtures", path: "Tests/TestFixtures"),
+        .testTarget(name: "TestFixturesTests", dependencies: ["TestFixtures"]),
         // PostgresStore against a real PostgreSQL started by the test.
         .testTarget(
             name: "PostgresStoreTests",
             dependencies: [
                 "TidingsStore", "TestFixtures",
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strictSettings
+            ]
         ),
         // Starts the real `tidings` binary on an ephemeral port and talks real HTTP to it.
         .testTarget(name: "EndToEndTests", dependencies: ["tidings", "TestFixtures"]),
@@ -150,3 +144,8 @@ let package = Package(
         ),
     ]
 )
+
+// Every Swift target (sources, tests, benchmarks) builds with the same settings.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
+}

@@ -1,9 +1,9 @@
-import Foundation
+public import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 import Observing
-import OpenCombine
+public import OpenCombine
 
 /// A connection to one Tidings server: its preferences as a ``KeyValueStore`` for the
 /// library's containers and wrappers, its things and posts as observable objects, all kept

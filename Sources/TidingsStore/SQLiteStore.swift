@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 internal import GRDB
 #if canImport(Glibc)
 import Glibc

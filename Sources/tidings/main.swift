@@ -4,6 +4,7 @@ import EventHTTP
 import Foundation
 import Logging
 import TidingsAPI
+import ArgumentParser
 
 let command = TidingsCommand.parseOrExit()
 let configuration: TidingsConfiguration

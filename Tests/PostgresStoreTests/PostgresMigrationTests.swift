@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import TidingsStore
+import TestFixtures
 
 final class PostgresMigrationTests: PostgresTestCase {
     private func databaseName(_ url: String) -> String { String(url.split(separator: "/").last!) }

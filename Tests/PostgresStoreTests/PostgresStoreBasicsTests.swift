@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import TidingsStore
+import TestFixtures
 
 /// One PostgresStore: what a commit stores, what it answers, what the change table holds.
 final class PostgresStoreBasicsTests: PostgresTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import TidingsStore
+import TestFixtures
 
 /// Two PostgresStore instances on one database, as two Tidings instances would be.
 final class PostgresTwoInstancesTests: PostgresTestCase {

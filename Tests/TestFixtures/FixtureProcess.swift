@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Runs helper programs (initdb, pg_ctl, psql, nginx) for test fixtures.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// nginx on a free loopback port balancing over Tidings instances, configured with
 /// `deploy/nginx.conf` (the file the compose deployment uses) rendered for loopback ports.

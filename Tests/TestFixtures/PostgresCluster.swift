@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A throwaway PostgreSQL cluster for one test: its own temporary directory, a free loopback
 /// port, one database, trust authentication. Call ``destroy()`` when done (also when the test

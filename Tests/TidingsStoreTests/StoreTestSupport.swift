@@ -1,5 +1,6 @@
 import Foundation
 @testable import TidingsStore
+import GRDB
 
 /// The tests' shorthand for writes without conditions or declared defaults ("null").
 typealias StoreOperation = WriteOperation

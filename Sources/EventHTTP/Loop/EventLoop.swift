@@ -1,4 +1,4 @@
-import CLibevent
+internal import CLibevent
 import Foundation
 import Synchronization
 

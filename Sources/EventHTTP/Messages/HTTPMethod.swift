@@ -1,4 +1,4 @@
-import CLibevent
+internal import CLibevent
 
 /// The request methods evhttp parses. `rawValue` is the token on the request line.
 public enum HTTPMethod: String, Sendable, Hashable, CaseIterable {

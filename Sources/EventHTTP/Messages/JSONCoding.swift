@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The one configured JSON encoder/decoder pair the HTTP layer uses (created once; Foundation's
 /// coders are thread-safe to use concurrently once configured).

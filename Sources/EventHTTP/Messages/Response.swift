@@ -1,3 +1,4 @@
+import Foundation
 /// An HTTP response value. Build one and hand it to `Responder.send(_:)`.
 ///
 /// ```swift

@@ -1,4 +1,4 @@
-import CLibevent
+internal import CLibevent
 
 /// evhttp's request (a complete C struct through http_struct.h).
 typealias RawRequest = UnsafeMutablePointer<evhttp_request>

@@ -1,4 +1,4 @@
-import CLibevent
+internal import CLibevent
 import Foundation
 
 /// Sits between a client socket and evhttp, so evhttp only ever sees requests the server's own

@@ -1,4 +1,4 @@
-import CLibevent
+internal import CLibevent
 import Dispatch
 
 /// The server's side of `ConnectionGuard`: installing it, counting connections from accept,

@@ -1,5 +1,6 @@
-import CLibevent
+internal import CLibevent
 import Foundation
+import Logging
 
 /// The hand-off of event streams from evhttp to the stream workers (loop thread).
 extension HTTPServer {

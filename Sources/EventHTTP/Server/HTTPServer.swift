@@ -1,6 +1,6 @@
-import CLibevent
+internal import CLibevent
 import Foundation
-import Logging
+public import Logging
 
 /// An HTTP/1.1 server on libevent's evhttp, running on one `EventLoop`.
 ///

@@ -1,4 +1,4 @@
-import CLibevent
+internal import CLibevent
 
 /// Answers one request, now or later, exactly once.
 ///

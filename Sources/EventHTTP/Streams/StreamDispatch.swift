@@ -1,4 +1,4 @@
-import CLibevent
+internal import CLibevent
 import Foundation
 
 /// The loop thread's side of the stream workers: picks a worker for a new stream and batches

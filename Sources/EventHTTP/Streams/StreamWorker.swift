@@ -1,4 +1,4 @@
-import CLibevent
+internal import CLibevent
 import Foundation
 
 /// A thread with its own libevent base that writes the event streams handed to it.

@@ -1,4 +1,4 @@
-import CLibevent
+internal import CLibevent
 import Foundation
 
 /// One event stream's socket and output queue, owned by a `StreamWorker`.

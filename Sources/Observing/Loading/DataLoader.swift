@@ -1,5 +1,5 @@
-import Foundation
-import OpenCombine
+public import Foundation
+public import OpenCombine
 
 /// Loads remote data and owns its state (the `@RemoteData` idea), generic over what it decodes.
 ///

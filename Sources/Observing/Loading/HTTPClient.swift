@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A GET request for an ``HTTPClient``.
 public struct HTTPClientRequest: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A successfully loaded value and when it was fetched.
 public struct Loaded<Value: Sendable>: Sendable {

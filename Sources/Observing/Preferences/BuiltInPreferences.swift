@@ -1,4 +1,4 @@
-import OpenCombine
+public import OpenCombine
 
 /// The server's built-in preference set (API.md), declared once, here. The container
 /// (`preferences`) derives its declarations from these wrappers.

@@ -1,4 +1,4 @@
-import OpenCombine
+public import OpenCombine
 
 /// The store behind a ``Preferences`` container: pluggable (in memory here; SQLite in the
 /// server). Confined to the main actor, like the container that uses it.

@@ -1,4 +1,4 @@
-import OpenCombine
+public import OpenCombine
 
 /// An object that reads preferences of one ``PreferencesBacked`` source through ``Preference``.
 @MainActor

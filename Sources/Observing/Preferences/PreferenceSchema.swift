@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A problem in a preferences schema file; `description` names the key and the problem,
 /// e.g. `preference "age": default 1.5 is invalid: expected a value of type integer`.

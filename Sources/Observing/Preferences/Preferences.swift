@@ -1,5 +1,5 @@
-import Foundation
-import OpenCombine
+public import Foundation
+public import OpenCombine
 
 /// The settings container (the `@AppStorage` replacement): declared keys with type, default
 /// and constraints, one change subject per key, a pluggable store.

@@ -1,4 +1,4 @@
-import OpenCombine
+public import OpenCombine
 
 /// One change to a ``ThingStore``, sent after the list changed.
 public enum ThingChange: Sendable, Hashable {

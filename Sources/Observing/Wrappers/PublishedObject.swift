@@ -1,4 +1,4 @@
-import OpenCombine
+public import OpenCombine
 
 /// Holds an observable object inside another and forwards the inner object's
 /// `objectWillChange` to the owner's, synchronously, so the owner announces before the inner

@@ -1,6 +1,6 @@
-import EventHTTP
+public import EventHTTP
 import Foundation
-import Logging
+public import Logging
 
 /// The running service: owns the HTTP server and its router, the operational endpoints, the
 /// revision header, readiness, and the shutdown sequence.

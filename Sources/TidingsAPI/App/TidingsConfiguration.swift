@@ -1,4 +1,4 @@
-import EventHTTP
+public import EventHTTP
 import Foundation
 
 /// Every setting of the `tidings` executable (API.md "Running"), with its defaults.

@@ -1,4 +1,4 @@
-import Observing
+public import Observing
 
 /// Namespace of the functions that build the served contract's tree (Contract/OpenAPI*.swift).
 /// To change the contract, change those functions and regenerate the repository's copy with

@@ -1,4 +1,5 @@
 import OpenCombine
+import Observing
 
 /// Feeds the resource-level metrics from the parts that know them: open streams from the
 /// stream hub, store write latency from the write pipeline, and events published from the

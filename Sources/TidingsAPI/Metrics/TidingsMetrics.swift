@@ -1,5 +1,5 @@
 import CoreMetrics
-import Prometheus
+public import Prometheus
 
 /// How one upstream (posts feed) fetch ended; the `outcome` label of
 /// `tidings_upstream_fetches_total`.

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCombine
+import Observing
 
 /// The frames of `GET /ofrep/v1/events` (OFREP ADR-0008): after every preference change one
 /// `event: message` whose data is `{"type":"refetchEvaluation","etag","lastModified"}`, with the

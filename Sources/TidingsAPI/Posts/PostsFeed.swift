@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Observing
 import OpenCombine
+import TidingsStore
 
 /// The posts resource's model: a `DataLoader<FetchedPosts>` over the upstream feed (the posts
 /// and their JSON, both made off the loop), the `GET /posts` body for its state, the requests

@@ -1,5 +1,6 @@
 import EventHTTP
 import Foundation
+import Observing
 
 /// `POST /posts/cancel` answer.
 private struct CancelResult: Encodable {

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Observing
+public import Observing
 import Synchronization
 
 /// The upstream HTTP client Tidings uses for feeds: Foundation's `URLSession`, as an

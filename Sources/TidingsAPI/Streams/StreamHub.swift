@@ -2,6 +2,7 @@ import EventHTTP
 import Foundation
 import Observing
 import OpenCombine
+import TidingsStore
 
 /// Opens event streams and keeps each one subscribed to the per-key subjects it covers.
 ///

@@ -1,6 +1,6 @@
 import Foundation
-import Observing
-import OpenCombine
+public import Observing
+public import OpenCombine
 
 /// One post of the feed: `{"id": int or string, "title", "body", "userId"?}`.
 public struct Post: Sendable, Hashable, Decodable {

@@ -1,4 +1,4 @@
-import Observing
+public import Observing
 
 /// One preference as the server announces it: a `preference` event, or the record of
 /// `GET`/`PUT`/`DELETE /preferences/{key}`.

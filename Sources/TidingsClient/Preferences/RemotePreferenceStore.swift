@@ -1,6 +1,6 @@
 import Foundation
-import Observing
-import OpenCombine
+public import Observing
+public import OpenCombine
 
 /// A ``KeyValueStore`` whose contents are a Tidings server's preferences: the `@CloudStorage`
 /// idea over HTTP. Give it to a ``Preferences`` container (or a class of ``UserDefault``

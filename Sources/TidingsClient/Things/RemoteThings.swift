@@ -1,5 +1,5 @@
 import Foundation
-import OpenCombine
+public import OpenCombine
 
 /// A `things` event, or the answer of `GET /things`.
 struct ThingsSnapshot: Decodable, Sendable {

@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+public import Logging
 internal import PostgresNIO
 
 /// The ``ChangeStore`` on PostgreSQL, for several Tidings instances on one database
