@@ -89,6 +89,7 @@ ofrep-test: deps
 lint: test-deps
 	@command -v openapi-spec-validator >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check 'openapi-spec-validator>=0.7'
 	openapi-spec-validator openapi.yaml
+	scripts/check-public-docs.py
 	scripts/lint-dockerfile.sh
 	scripts/check-runtime-libs.sh --self-test
 	scripts/check-deploy.sh

@@ -115,7 +115,7 @@ let package = Package(
 
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP"]),
         .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
-        .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore"]),
+        .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore", "TestFixtures"]),
         // The API's logic in-process: the change path, the write pipeline; no binary, no port.
         .testTarget(name: "TidingsAPITests", dependencies: [
             "TidingsAPI", "TidingsStore", "Observing",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks the Tidings Dockerfile against the rules the container must keep (issue 7).
+"""Checks the Tidings Dockerfile against the rules the container must keep.
 
 Usage: dockerfile_rules.py [Dockerfile]      exit 1 and list every broken rule
        dockerfile_rules.py --self-test       prove each rule fires on a Dockerfile that breaks it

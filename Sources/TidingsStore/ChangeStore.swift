@@ -107,10 +107,12 @@ public enum WriteOperation: Sendable, Hashable {
 
 /// One committed change, as every instance reads it from the change table.
 public struct Change: Sendable, Hashable {
+    /// What a change did to the thing list.
     public enum ThingsOp: String, Sendable, Hashable {
         case add, remove, replace
     }
 
+    /// What changed: one preference, the thing list, or the posts document.
     public enum Kind: Sendable, Hashable {
         /// Preference `key` now holds `json` (nil: its default).
         case preference(key: String, json: String?)

@@ -6,7 +6,8 @@ internal import GRDB
 ///
 /// Its mutable state is confined to `queue`, a private serial dispatch queue: `submit`, `watch`
 /// and `stopWatching` may be called from any thread and hop there; everything else runs on it.
-/// That confinement is why the state needs no lock (`@unchecked Sendable` for that reason only).
+/// That confinement is why the state needs no lock (`@unchecked Sendable` for that reason only);
+/// the queue-confined entry points (`drain`, `poll`) check it with `dispatchPrecondition`.
 /// Blocking work (SQLite, fsync) happens on `queue`, never on a caller's thread or on Swift's
 /// cooperative pool.
 final class StoreWriter: @unchecked Sendable {
@@ -149,6 +150,7 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     private func poll() {
+        dispatchPrecondition(condition: .onQueue(queue))
         guard commits.isAcceptingCommits, let doorbell else { return }
         let version = try? database.inDatabase { try Int64.fetchOne($0, sql: "PRAGMA data_version") }
         // A busy or failing read is retried on the next tick.

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import TidingsAPI
 
-/// The command line of API.md. Every flag may also come from `TIDINGS_<FLAG>` (upper snake
+/// The command line of openapi.yaml. Every flag may also come from `TIDINGS_<FLAG>` (upper snake
 /// case; repeatable flags take a comma-separated list there); a flag on the command line wins.
 struct TidingsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -58,7 +58,7 @@ for signalNumber in [SIGTERM, SIGINT] {
     loop.onSignal(signalNumber) {
         MainActor.assumeIsolated {
             logger.info("received signal \(signalNumber)")
-            // API.md: exit within 10 s whatever happens.
+            // openapi.yaml: exit within 10 s whatever happens.
             loop.schedule(after: 9.5) {
                 logger.error("shutdown did not finish within 9.5 s; exiting")
                 exit(1)

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// API.md "Access": `--api-token`, `--read-token`, the order of checks, and that no token
+/// openapi.yaml "Access": `--api-token`, `--read-token`, the order of checks, and that no token
 /// ever reaches the log. Stream tickets are in `AccessTicketTests`.
 final class AccessTests: XCTestCase {
     private let api = "api-secret-0123456789"

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// API.md "Conventions", one test per rule, against the real binary and a real SQLite file.
+/// openapi.yaml "Conventions", one test per rule, against the real binary and a real SQLite file.
 final class ConventionsTests: XCTestCase {
     private var server: TidingsProcess!
 

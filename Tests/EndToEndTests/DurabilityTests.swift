@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// Writes are acknowledged only once durable; restarts (clean or SIGKILL) keep every value,
 /// every thing and the revision, which never goes backwards.

@@ -2,7 +2,7 @@ import Foundation
 import TestFixtures
 import XCTest
 
-/// Several instances on one PostgreSQL (API.md, Several instances), end to end: a throwaway
+/// Several instances on one PostgreSQL (openapi.yaml, Several instances), end to end: a throwaway
 /// cluster and real `tidings` processes started by the test, nginx in front of two of them.
 final class PostgresInstancesTests: XCTestCase {
     private var cluster: PostgresCluster!

@@ -96,7 +96,7 @@ final class PostsEventsTests: XCTestCase {
         _ = try events(until: "loaded", on: stream)
 
         // A slow refresh that ends changing nothing (cancelled here) is invisible to
-        // subscribers, whatever state it passed through (API.md, Posts).
+        // subscribers, whatever state it passed through (openapi.yaml, Posts).
         upstream.behaviour = .hang
         XCTAssertEqual(try server.request("POST", "/posts/refresh").status, 202)
         XCTAssertEqual(try server.posts().state, "loading")

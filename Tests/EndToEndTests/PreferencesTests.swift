@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// API.md "Preferences", one test per rule, against the real binary and a real SQLite file.
+/// openapi.yaml "Preferences", one test per rule, against the real binary and a real SQLite file.
 final class PreferencesTests: XCTestCase {
     private var server: TidingsProcess!
 

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 
 /// The replay history and the change log are bounded by bytes as well as by count
-/// (`--replay-bytes`, API.md "Sizes"): large values do not grow memory or the data directory
+/// (`--replay-bytes`, openapi.yaml "Sizes"): large values do not grow memory or the data directory
 /// without bound, and resuming from an evicted position is a `reset`.
 final class ReplayBoundTests: XCTestCase {
     private func residentKiB(_ pid: Int32) -> Int {

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// API.md `GET /openapi.yaml` and `GET /preferences/schema`: the contract and the declarations a
+/// openapi.yaml `GET /openapi.yaml` and `GET /preferences/schema`: the contract and the declarations a
 /// running server serves follow its declarations, and the repository's openapi.yaml is exactly
 /// what the built-in set serves.
 final class ServedContractTests: XCTestCase {

@@ -1,11 +1,12 @@
 import Foundation
 import XCTest
+import TestFixtures
 
-/// Several processes on one data directory (API.md, Several instances): writers on both, a
+/// Several processes on one data directory (openapi.yaml, Several instances): writers on both, a
 /// stream on each; nothing crashes, every acknowledged write is stored once, and every stream
 /// sees every change of both instances in strictly increasing order.
 final class SeveralInstancesSQLiteTests: XCTestCase {
-    /// `TIDINGS_SOAK_SECONDS` shortens or lengthens the run (default 60, as the issue asks).
+    /// `TIDINGS_SOAK_SECONDS` shortens or lengthens the run (default 60).
     private var duration: Double {
         ProcessInfo.processInfo.environment["TIDINGS_SOAK_SECONDS"].flatMap(Double.init) ?? 60
     }
@@ -113,7 +114,7 @@ final class SeveralInstancesSQLiteTests: XCTestCase {
     }
 }
 
-/// The posts feed across instances (API.md, Several instances): fetched once per refresh for
+/// The posts feed across instances (openapi.yaml, Several instances): fetched once per refresh for
 /// all of them; every instance serves and announces the same document with the same revision.
 final class SeveralInstancesPostsTests: XCTestCase {
     func test_one_upstream_fetch_per_refresh_for_all_instances_and_the_same_document_everywhere() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// Streams on their own workers, against the real binary: conflation, HTTP/1.0, uploads on a
 /// stream, stream churn (no descriptor reused under a live stream, memory back to baseline),

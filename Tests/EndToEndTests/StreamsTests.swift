@@ -1,7 +1,8 @@
 import Foundation
 import XCTest
+import TestFixtures
 
-/// API.md "Event streams", one test per rule, against the real binary.
+/// openapi.yaml "Event streams", one test per rule, against the real binary.
 final class StreamsTests: XCTestCase {
     private var server: TidingsProcess!
 

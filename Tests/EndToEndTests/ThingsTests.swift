@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// API.md "Things", one test per rule, against the real binary and a real SQLite file.
+/// openapi.yaml "Things", one test per rule, against the real binary and a real SQLite file.
 final class ThingsTests: XCTestCase {
     private var server: TidingsProcess!
 

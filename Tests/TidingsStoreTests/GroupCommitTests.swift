@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import TidingsStore
+import TestFixtures
 
 final class GroupCommitTests: XCTestCase {
     /// Holds the writer queue so that the commits submitted meanwhile form one batch.

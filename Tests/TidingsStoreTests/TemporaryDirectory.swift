@@ -23,16 +23,3 @@ func waitUntil(
         try? await Task.sleep(nanoseconds: 1_000_000)
     }
 }
-
-/// A value shared by test callbacks, guarded by a lock.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-    var current: Value { withLock { $0 } }
-}

@@ -17,7 +17,7 @@
 #   CONTRACT_REPORT  directory for the JUnit report and server log (default: a temp dir)
 #
 # Exit status: 0 only when the spec is valid, every check passed and the server stopped cleanly
-# (exit 0 within 10 s of SIGTERM, as API.md requires).
+# (exit 0 within 10 s of SIGTERM, as openapi.yaml requires).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -1,4 +1,4 @@
-"""A real OpenFeature client against the real `tidings` server (API.md "OpenFeature").
+"""A real OpenFeature client against the real `tidings` server (openapi.yaml "OpenFeature").
 
 The Python OpenFeature SDK (`openfeature-sdk==0.10.0`) with the OFREP provider from PyPI
 (`openfeature-provider-ofrep==0.3.0`). That provider evaluates one flag per call with

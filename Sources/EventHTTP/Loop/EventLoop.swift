@@ -1,6 +1,5 @@
 internal import CLibevent
 import Foundation
-import Synchronization
 
 /// One libevent `event_base` and the thread that runs it.
 ///
@@ -19,11 +18,12 @@ public final class EventLoop: @unchecked Sendable {
     private let wakeEvent: OpaquePointer
     private let pendingLock = NSLock()
     private var pending: [@Sendable () -> Void] = []
-    /// The thread running `run()` (0: none). Read on every answer, so an atomic, not a lock:
-    /// a thread only ever compares it with its own id, which it wrote itself if it is the loop.
-    private let loopThread = Atomic<UInt>(0)
+    /// The thread running `run()`: what every type confined to this loop checks against.
+    let confinement = ThreadConfinement()
     private var mainQueueEvent: OpaquePointer?
     private var signalEvents: [OpaquePointer] = []
+    /// The handlers the signal events call (their C context points at these, unretained).
+    private var signalHandlers: [CallbackBox] = []
 
     /// The eventfd `execute` signals from any thread.
     private let wakeDescriptor: Int32
@@ -41,7 +41,11 @@ public final class EventLoop: @unchecked Sendable {
         }
         guard let wake = event_new(base, wakeDescriptor, Int16(EV_READ | EV_PERSIST), { _, _, ctx in
             Unmanaged<EventLoop>.fromOpaque(ctx!).takeUnretainedValue().drainPending()
-        }, nil) else { throw EventHTTPError.libevent("event_new") }
+        }, nil) else {
+            close(wakeDescriptor)
+            event_base_free(base)
+            throw EventHTTPError.libevent("event_new")
+        }
         wakeEvent = wake
         event_assign(wake, base, wakeDescriptor, Int16(EV_READ | EV_PERSIST), { _, _, ctx in
             Unmanaged<EventLoop>.fromOpaque(ctx!).takeUnretainedValue().drainPending()
@@ -79,9 +83,9 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs the loop on the calling thread until `stop()`. The loop stays alive with no events.
     public func run() {
-        loopThread.store(UInt(pthread_self()), ordering: .releasing)
+        confinement.bindToCurrentThread()
         _ = event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
-        loopThread.store(0, ordering: .releasing)
+        confinement.unbind()
     }
 
     /// Makes `run()` return after the current callback. Safe from any thread (off the loop
@@ -95,10 +99,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Whether the caller is on the thread currently running `run()`.
-    public var isOnLoopThread: Bool {
-        let current = loopThread.load(ordering: .acquiring)
-        return current != 0 && current == UInt(pthread_self())
-    }
+    public var isOnLoopThread: Bool { confinement.isCurrentThreadOwner }
 
     /// Lets libdispatch's main queue (and therefore the main actor: `@MainActor` code,
     /// `await MainActor.run`, continuations resumed there) run inside this loop.
@@ -111,23 +112,26 @@ public final class EventLoop: @unchecked Sendable {
         precondition(Thread.isMainThread, "integrateMainQueue() needs the main thread")
         guard mainQueueEvent == nil else { return }
         let fd = _dispatch_get_main_queue_handle_4CF()
-        mainQueueEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { fd, _, _ in
+        guard let event = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { fd, _, _ in
             var counter: UInt64 = 0
             _ = read(fd, &counter, MemoryLayout<UInt64>.size)
             _dispatch_main_queue_callback_4CF(nil)
-        }, nil)
-        event_add(mainQueueEvent, nil)
+        }, nil) else { preconditionFailure("event_new failed at start-up: out of memory") }
+        mainQueueEvent = event
+        event_add(event, nil)
     }
 
     /// Calls `handler` on the loop thread whenever `signal` arrives (libevent signal events,
     /// so the handler may do anything). Call on the loop thread or before `run()`.
     public func onSignal(_ signal: Int32, _ handler: @escaping () -> Void) {
-        let target = Unmanaged.passRetained(CallbackBox(handler))
+        checkConfined("EventLoop.onSignal")
+        let box = CallbackBox(handler)
         guard let event = event_new(base, signal, Int16(EV_SIGNAL | EV_PERSIST), { _, _, ctx in
             Unmanaged<CallbackBox>.fromOpaque(ctx!).takeUnretainedValue().body()
-        }, target.toOpaque()) else { return }
+        }, Unmanaged.passUnretained(box).toOpaque()) else { return }
         event_add(event, nil)
         signalEvents.append(event)
+        signalHandlers.append(box)
     }
 
     /// Runs `body` on the loop thread after `delay` seconds, and then every `delay` seconds
@@ -135,7 +139,8 @@ public final class EventLoop: @unchecked Sendable {
     @discardableResult
     public func schedule(after delay: Double, repeating: Bool = false,
                          _ body: @escaping () -> Void) -> TimerHandle {
-        TimerHandle(loop: self, delay: delay, repeating: repeating, body: body)
+        checkConfined("EventLoop.schedule")
+        return TimerHandle(loop: self, delay: delay, repeating: repeating, body: body)
     }
 }
 
@@ -153,18 +158,27 @@ public final class TimerHandle {
     private var event: OpaquePointer?
     private let body: () -> Void
     private let repeating: Bool
+    /// The loop's thread, which alone may cancel or query the timer.
+    private let confinement: ThreadConfinement
     /// The retain the C callback context holds while the timer is scheduled.
     private var keepAlive: Unmanaged<TimerHandle>?
 
     init(loop: EventLoop, delay: Double, repeating: Bool, body: @escaping () -> Void) {
         self.body = body
         self.repeating = repeating
+        confinement = loop.confinement
         let flags = repeating ? Int16(EV_PERSIST) : 0
         let retained = Unmanaged.passRetained(self)
         keepAlive = retained
         event = event_new(loop.base, -1, flags, { _, _, context in
             Unmanaged<TimerHandle>.fromOpaque(context!).takeUnretainedValue().fire()
         }, retained.toOpaque())
+        guard let event else {
+            // Out of memory: a timer that never fires (isScheduled says so), not a leak.
+            keepAlive = nil
+            retained.release()
+            return
+        }
         var interval = timeval(seconds: delay)
         event_add(event, &interval)
     }
@@ -183,12 +197,14 @@ public final class TimerHandle {
 
     /// Whether the timer will still fire.
     public var isScheduled: Bool {
+        confinement.check("TimerHandle.isScheduled")
         guard let event, keepAlive != nil else { return false }
         return event_pending(event, Int16(EV_TIMEOUT), nil) != 0
     }
 
     /// Stops the timer; idempotent.
     public func cancel() {
+        confinement.check("TimerHandle.cancel")
         if let event {
             event_del(event)
             event_free(event)

@@ -14,19 +14,10 @@ final class Connection {
 
     var bufferevent: OpaquePointer? { evhttp_connection_get_bufferevent(evcon) }
 
-    var fd: Int32 { bufferevent.map { Int32(bufferevent_getfd($0)) } ?? -1 }
-
     /// Bytes waiting in the server's output buffer for this connection.
     var bufferedOutput: Int {
         guard let bev = bufferevent, let output = bufferevent_get_output(bev) else { return 0 }
         return evbuffer_get_length(output)
-    }
-
-    /// Bytes still in the kernel's send queue (written but not yet acknowledged by the peer).
-    var kernelQueued: Int {
-        let fd = fd
-        guard fd >= 0 else { return 0 }
-        return max(0, Int(tidings_socket_unsent_bytes(fd)))
     }
 }
 
@@ -94,7 +85,7 @@ final class Exchange {
         let range = server.configuration.fullRetryMilliseconds
         var head = Response(status: 200, headers: EventStream.headHeaders)
         head.headers.set("Connection", "close")
-        head.body = Array("retry: \(Int.random(in: range))\n\n".utf8)
+        head.body = ServerSentEvent.retry(milliseconds: Int.random(in: range))
         send(head)
     }
 

@@ -96,9 +96,6 @@ final class ConnectionGuard {
         return refusals.removeValue(forKey: requestsSeen)
     }
 
-    /// Stand-in requests are answered with this HTTP version (the client's, when known).
-    var responseMinorVersion: Int { minorVersion }
-
     // MARK: Admission
 
     private func admit() -> FramingRefusal? {

@@ -41,7 +41,4 @@ struct ConnectionLimiter {
         guard let address, let count = byAddress[address] else { return }
         if count <= 1 { byAddress.removeValue(forKey: address) } else { byAddress[address] = count - 1 }
     }
-
-    /// Distinct client addresses with open connections.
-    var addressCount: Int { byAddress.count }
 }

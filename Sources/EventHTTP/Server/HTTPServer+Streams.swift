@@ -72,7 +72,7 @@ extension HTTPServer {
         let owned = tidings_detach_socket(fd, placeholderDescriptor)
         guard owned >= 0 else {
             for level in chain { bufferevent_enable(level, Int16(EV_READ)) }
-            logger.warning("event stream not handed off: \(String(cString: strerror(tidings_errno())))")
+            logger.warning("event stream not handed off: \(SystemError.last("detach socket"))")
             return nil
         }
         // Cap what the kernel may queue for this client (Linux doubles it), so the bound is

@@ -126,7 +126,7 @@ public final class HTTPServer {
                                                      configuration.listenBacklog,
                                                      first.pointee.ai_addr, Int32(first.pointee.ai_addrlen)) else {
             throw EventHTTPError.bind(host: configuration.host, port: configuration.port,
-                                      reason: String(cString: strerror(tidings_errno())))
+                                      reason: SystemError.last("evconnlistener_new_bind").reason)
         }
         evconnlistener_set_error_cb(listener) { listener, _ in
             // Out of descriptors (or similar): stop accepting for 100 ms rather than spin on a

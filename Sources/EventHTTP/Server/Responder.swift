@@ -23,7 +23,7 @@ public final class Responder: @unchecked Sendable {
     init(exchange: Exchange) { self.exchange = exchange }
 
     /// Whether an answer was sent or the client went away. Read on the loop thread.
-    public var isCompleted: Bool { exchange.state != .pending }
+    public var isCompleted: Bool { exchange.server.loop.checkConfined("Responder.isCompleted"); return exchange.state != .pending }
 
     /// Sends `response` (after the response filters). Only the first call counts.
     public func send(_ response: Response) {
@@ -58,6 +58,7 @@ public final class Responder: @unchecked Sendable {
     /// `send(_:)` keyed by `keyOf` (nil: never replaced). Lets a route ask for conflation
     /// before handing the responder to code that starts the stream. Call on the loop thread.
     public func conflateEventStream(keyedBy keyOf: @escaping ([UInt8]) -> String?) {
+        exchange.server.loop.checkConfined("Responder.conflateEventStream")
         exchange.conflationKeyOf = keyOf
     }
 }

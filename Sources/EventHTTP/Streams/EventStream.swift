@@ -76,6 +76,7 @@ public final class EventStream: @unchecked Sendable {
     /// in order. `completion` runs (on the loop thread) once the last chunk was handed to the
     /// kernel; not at all if the stream closes first.
     public func sendPaced(_ chunks: [[UInt8]], completion: (() -> Void)? = nil) {
+        server?.loop.checkConfined("EventStream.sendPaced")
         guard isOpen, !endRequested, let dispatch = server?.dispatch else { return }
         for chunk in chunks where !chunk.isEmpty {
             dispatch.enqueue(.frame(remote, chunk, key: nil, live: false), to: workerIndex)
@@ -90,12 +91,14 @@ public final class EventStream: @unchecked Sendable {
     /// Ends the response cleanly (after anything queued); `onClose` fires once the worker
     /// has closed the connection.
     public func end() {
+        server?.loop.checkConfined("EventStream.end")
         guard isOpen, !endRequested, let dispatch = server?.dispatch else { return }
         endRequested = true
         dispatch.enqueue(.end(remote), to: workerIndex)
     }
 
     private func forward(_ frame: [UInt8], key: String?, live: Bool) -> Bool {
+        server?.loop.checkConfined("EventStream.send")
         guard isOpen, !endRequested, let dispatch = server?.dispatch else { return false }
         dispatch.enqueue(.frame(remote, frame, key: key, live: live), to: workerIndex)
         return true
@@ -104,12 +107,14 @@ public final class EventStream: @unchecked Sendable {
     // MARK: From the worker (loop thread)
 
     func markerReached(_ marker: Int) {
+        server?.loop.checkConfined("EventStream.markerReached")
         guard isOpen, let completion = completions.removeValue(forKey: marker) else { return }
         completion()
     }
 
     /// Marks the stream closed once and tells the owner.
     func stop() {
+        server?.loop.checkConfined("EventStream.stop")
         guard isOpen else { return }
         isOpen = false
         completions.removeAll()

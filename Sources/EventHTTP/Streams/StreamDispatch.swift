@@ -23,6 +23,10 @@ final class StreamDispatch {
         flushEvent = event_new(base, -1, 0, { _, _, context in
             Unmanaged<StreamDispatch>.fromOpaque(context!).takeUnretainedValue().flush()
         }, Unmanaged.passUnretained(self).toOpaque())
+        guard flushEvent != nil else {
+            workers.forEach { $0.stopAndJoin() }   // no thread left running for a dispatch never made
+            throw EventHTTPError.libevent("event_new")
+        }
     }
 
     deinit {

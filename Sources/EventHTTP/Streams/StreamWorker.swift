@@ -87,6 +87,7 @@ final class StreamWorker: @unchecked Sendable {
     // MARK: Worker thread
 
     private func apply(_ batch: [WorkerCommand]) {
+        loop.checkConfined("StreamWorker.apply")
         for command in batch {
             switch command {
             case let .open(stream, head):
@@ -122,11 +123,13 @@ final class StreamWorker: @unchecked Sendable {
 
     /// Cuts off a stream whose client is not keeping up (see `WorkerStream.mustBeCutOff`).
     func checkBound(_ stream: WorkerStream) {
+        loop.checkConfined("StreamWorker.checkBound")
         guard stream.mustBeCutOff else { return }
         stream.close(clean: false)
     }
 
     func forget(_ stream: WorkerStream) {
+        loop.checkConfined("StreamWorker.forget")
         streams.removeValue(forKey: stream.id)
     }
 
@@ -134,6 +137,7 @@ final class StreamWorker: @unchecked Sendable {
 
     /// A comment on every idle stream (a busy one has traffic already).
     private func beat() {
+        loop.checkConfined("StreamWorker.beat")
         for stream in streams.values where stream.isIdle {
             stream.enqueue(Self.keepAlive, key: nil, live: false)
             stream.flush()

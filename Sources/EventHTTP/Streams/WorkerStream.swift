@@ -58,6 +58,7 @@ final class WorkerStream: @unchecked Sendable {
     /// Registers the socket on the worker's base: reads are discarded (a client sends nothing
     /// on a stream; what it sends anyway is never kept), EOF or an error closes the stream.
     func attach(base: OpaquePointer) {
+        worker.loop.checkConfined("WorkerStream.attach")
         let context = Unmanaged.passUnretained(self).toOpaque()
         readEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { fd, _, context in
             let stream = Unmanaged<WorkerStream>.fromOpaque(context!).takeUnretainedValue()
@@ -79,11 +80,13 @@ final class WorkerStream: @unchecked Sendable {
     // MARK: Queueing (worker thread)
 
     func enqueueRaw(_ bytes: [UInt8]) {
+        worker.loop.checkConfined("WorkerStream.enqueueRaw")
         guard !closed, !bytes.isEmpty else { return }
         queue.append(Entry(bytes: bytes, framed: false, live: false, key: nil, wire: bytes.count))
     }
 
     func enqueue(_ bytes: [UInt8], key: String?, live: Bool) {
+        worker.loop.checkConfined("WorkerStream.enqueue")
         guard !closed, !ending, !bytes.isEmpty else { return }
         let wire = chunked ? bytes.count + Self.chunkHeaderLength(bytes.count) + 2 : bytes.count
         if conflates, live, let key, behindBytes > 0, overBound {
@@ -101,11 +104,13 @@ final class WorkerStream: @unchecked Sendable {
     }
 
     func enqueueMarker(_ marker: Int) {
+        worker.loop.checkConfined("WorkerStream.enqueueMarker")
         guard !closed, !ending else { return }
         queue.append(Entry(bytes: [], framed: false, live: false, key: nil, marker: marker, wire: 0))
     }
 
     func requestEnd() {
+        worker.loop.checkConfined("WorkerStream.requestEnd")
         guard !closed, !ending else { return }
         if chunked { enqueueRaw(Self.lastChunk) }
         ending = true
@@ -144,6 +149,7 @@ final class WorkerStream: @unchecked Sendable {
 
     /// Writes as much of the queue as the kernel takes, several entries per `sendmsg`.
     func flush() {
+        worker.loop.checkConfined("WorkerStream.flush")
         while !closed, head < queue.count {
             if queue[head].marker >= 0 {
                 worker.notices.reached(id, marker: queue[head].marker)
@@ -151,10 +157,11 @@ final class WorkerStream: @unchecked Sendable {
                 continue
             }
             let (pieces, requested) = gather()
-            let sent = tidings_sendv(fd, worker.iov, Int32(pieces))
-            if sent < 0 {
-                let error = tidings_errno()
-                if error == EAGAIN || error == EWOULDBLOCK || error == EINTR { armWrite(); return }
+            let sent: Int
+            do {
+                sent = try syscall("sendmsg") { tidings_sendv(fd, worker.iov, Int32(pieces)) }
+            } catch {
+                if error.isTransient { armWrite(); return }
                 close(clean: false)
                 return
             }
@@ -228,6 +235,7 @@ final class WorkerStream: @unchecked Sendable {
     /// Stops the stream: frees its events, closes the socket (after a clean end, the peer gets
     /// everything written first), and tells the loop.
     func close(clean: Bool, notify: Bool = true) {
+        worker.loop.checkConfined("WorkerStream.close")
         guard !closed else { return }
         closed = true
         if let readEvent { event_free(readEvent) }

@@ -14,7 +14,7 @@ public struct PreferenceDeclaration: Sendable, Hashable {
     /// Longest allowed string, counted in Unicode scalars (as JSON Schema counts); nil means
     /// `defaultMaxLength`.
     public let maxLength: Int?
-    /// The longest string a preference without its own `maxLength` holds (API.md "Sizes").
+    /// The longest string a preference without its own `maxLength` holds (openapi.yaml "Sizes").
     public static let defaultMaxLength = 65_536
     /// When set, the only values accepted (JSON Schema's `enum`).
     public let allowedValues: [PreferenceValue]?

@@ -12,10 +12,13 @@ public enum PreferenceInput: Sendable, Hashable, Decodable {
     case unsupported(kind: String)
 
     public init(from decoder: any Decoder) throws {
-        switch try LooseJSON(from: decoder) {
-        case .null: self = .reset
-        case let .scalar(v): self = .value(v)
-        case let other: self = .unsupported(kind: other.kindName)
+        let json = try JSONValue(from: decoder)
+        if case .null = json {
+            self = .reset
+        } else if let value = json.preferenceValue {
+            self = .value(value)
+        } else {
+            self = .unsupported(kind: json.typeName)
         }
     }
 }
@@ -37,6 +40,7 @@ public struct PreferencePatch: Sendable, Hashable, Decodable {
 /// key's declared type and meets its constraints. Apply them with ``Preferences/apply(_:)``
 /// (after making them durable, if the store is durable).
 public struct ValidatedChanges: Sendable, Hashable {
+    /// One validated key: the value it will have and what is stored for it.
     public struct Entry: Sendable, Hashable {
         public let key: String
         /// The value the key will have (the default for a reset).

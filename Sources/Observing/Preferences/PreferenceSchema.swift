@@ -22,14 +22,14 @@ extension PreferenceDeclaration {
     /// Declarations come back sorted by key. The first problem found is thrown (keys are
     /// checked in sorted order, so the message is stable).
     public static func schema(fromJSON data: Data) throws(PreferenceSchemaError) -> [PreferenceDeclaration] {
-        let document: LooseJSON
+        let document: JSONValue
         do {
-            document = try JSONDecoder().decode(LooseJSON.self, from: data)
+            document = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
             throw PreferenceSchemaError(key: nil, problem: "not valid JSON (\(error))")
         }
         guard case let .object(entries) = document else {
-            throw PreferenceSchemaError(key: nil, problem: "expected a JSON object of preferences, got \(document.kindName)")
+            throw PreferenceSchemaError(key: nil, problem: "expected a JSON object of preferences, got \(document.typeName)")
         }
         guard !entries.isEmpty else { throw PreferenceSchemaError(key: nil, problem: "declares no preferences") }
         var declarations: [PreferenceDeclaration] = []
@@ -41,33 +41,32 @@ extension PreferenceDeclaration {
 
     private static let knownFields: Set<String> = ["type", "default", "description", "minimum", "maximum", "maxLength", "enum"]
 
-    private static func declaration(key: String, entry: LooseJSON) throws(PreferenceSchemaError) -> PreferenceDeclaration {
+    private static func declaration(key: String, entry: JSONValue) throws(PreferenceSchemaError) -> PreferenceDeclaration {
         func fail(_ problem: String) -> PreferenceSchemaError { PreferenceSchemaError(key: key, problem: problem) }
-        guard case let .object(fields) = entry else { throw fail("expected an object with \"type\" and \"default\", got \(entry.kindName)") }
+        guard case let .object(fields) = entry else { throw fail("expected an object with \"type\" and \"default\", got \(entry.typeName)") }
         if let unknown = fields.keys.sorted().first(where: { !knownFields.contains($0) }) {
             throw fail("unknown field \"\(unknown)\" (known: \(knownFields.sorted().joined(separator: ", ")))")
         }
         guard let typeField = fields["type"] else { throw fail("missing \"type\"") }
-        guard case let .scalar(.string(typeName)) = typeField else { throw fail("\"type\" must be a string") }
+        guard case let .string(typeName) = typeField else { throw fail("\"type\" must be a string") }
         guard let type = PreferenceType(rawValue: typeName) else {
             throw fail("unknown type \"\(typeName)\" (expected boolean, integer, number or string)")
         }
         guard let defaultField = fields["default"] else { throw fail("missing \"default\"") }
-        guard case let .scalar(rawDefault) = defaultField else { throw fail("\"default\" must be a \(type), got \(defaultField.kindName)") }
+        guard let rawDefault = defaultField.preferenceValue else { throw fail("\"default\" must be a \(type), got \(defaultField.typeName)") }
         guard let defaultValue = rawDefault.coerced(to: type) else {
             throw fail("default \(rawDefault) is not of type \(type)")
         }
         var description: String?
         switch fields["description"] {
         case nil, .null?: break
-        case let .scalar(.string(s))?: description = s
+        case let .string(s)?: description = s
         default: throw fail("\"description\" must be a string")
         }
         func number(_ name: String) throws(PreferenceSchemaError) -> Double? {
             switch fields[name] {
             case nil, .null?: return nil
-            case let .scalar(v)?: if let n = v.numericValue { return n }
-            default: break
+            case let v?: if let n = v.preferenceValue?.numericValue { return n }
             }
             throw fail("\"\(name)\" must be a number")
         }
@@ -76,10 +75,9 @@ extension PreferenceDeclaration {
         var maxLength: Int?
         switch fields["maxLength"] {
         case nil, .null?: break
-        case let .scalar(v)?:
-            guard case let .integer(n)? = v.coerced(to: .integer) else { throw fail("\"maxLength\" must be an integer") }
+        case let v?:
+            guard case let .integer(n)? = v.preferenceValue?.coerced(to: .integer) else { throw fail("\"maxLength\" must be an integer") }
             maxLength = n
-        default: throw fail("\"maxLength\" must be an integer")
         }
         var allowed: [PreferenceValue]?
         switch fields["enum"] {
@@ -87,8 +85,8 @@ extension PreferenceDeclaration {
         case let .array(items)?:
             allowed = []
             for item in items {
-                guard case let .scalar(v) = item, let typed = v.coerced(to: type) else {
-                    let shown = if case let .scalar(v) = item { v.description } else { item.kindName }
+                guard let v = item.preferenceValue, let typed = v.coerced(to: type) else {
+                    let shown = item.preferenceValue?.description ?? item.typeName
                     throw fail("enum value \(shown) is not of type \(type)")
                 }
                 allowed?.append(typed)

@@ -1,6 +1,6 @@
 import EventHTTP
 
-/// Who may do what (API.md "Access"), decided per request from the route, the method and the
+/// Who may do what (openapi.yaml "Access"), decided per request from the route, the method and the
 /// presented credential. Tokens are held as bytes and only ever compared in constant time.
 ///
 /// - `--api-token T` (repeatable): `PUT`, `PATCH`, `POST`, `DELETE` need `Bearer T`.

@@ -1,7 +1,7 @@
 import EventHTTP
 import Foundation
 
-/// Cross-origin access for browsers (API.md "Access", `--cors-origin`), applied as a response
+/// Cross-origin access for browsers (openapi.yaml "Access", `--cors-origin`), applied as a response
 /// filter so every answer — routed, 401, 404/405, preflight and event-stream heads — carries it.
 ///
 /// - Allowed origin: `Access-Control-Allow-Origin` echoes it (with `Vary: Origin`), or is `*`

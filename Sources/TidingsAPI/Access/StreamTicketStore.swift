@@ -1,6 +1,6 @@
 import Foundation
 
-/// Single-use stream tickets (API.md "Access"): a browser's `EventSource` cannot send an
+/// Single-use stream tickets (openapi.yaml "Access"): a browser's `EventSource` cannot send an
 /// `Authorization` header, and long-lived tokens do not belong in URLs, so an authorised client
 /// trades its token for a short-lived random ticket and opens one event stream with `?ticket=`.
 ///
@@ -31,18 +31,12 @@ final class StreamTicketStore {
     private var order: [(key: UInt64, expires: UInt64)] = []
     private var orderStart = 0
 
-    /// The lifetime used in production: 60 s. `TIDINGS_TEST_TICKET_TTL` (seconds, > 0, at most
-    /// 3600) overrides it so the end-to-end tests can watch a ticket expire without waiting a
-    /// minute; it is read only here and is not an operator setting.
-    static func configuredTimeToLive(environment: [String: String] = ProcessInfo.processInfo.environment) -> Double {
-        if let raw = environment["TIDINGS_TEST_TICKET_TTL"], let seconds = Double(raw), seconds > 0, seconds <= 3_600 {
-            return seconds
-        }
-        return 60
-    }
+    /// The lifetime the server uses: 60 s (openapi.yaml "Access").
+    static let defaultTimeToLive: Double = 60
 
-    /// `now` is a monotonic clock in nanoseconds (injectable for tests of this type).
-    init(timeToLive: Double = StreamTicketStore.configuredTimeToLive(), capacity: Int = 10_000,
+    /// `timeToLive` in seconds; `now` is a monotonic clock in nanoseconds. Both are injected so
+    /// that tests (Tests/TidingsAPITests) can watch tickets expire without waiting.
+    init(timeToLive: Double = StreamTicketStore.defaultTimeToLive, capacity: Int = 10_000,
          now: @escaping () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
         self.timeToLive = timeToLive
         self.capacity = capacity

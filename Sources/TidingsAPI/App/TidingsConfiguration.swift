@@ -1,7 +1,7 @@
 public import EventHTTP
 import Foundation
 
-/// Every setting of the `tidings` executable (API.md "Running"), with its defaults.
+/// Every setting of the `tidings` executable (openapi.yaml "Running"), with its defaults.
 /// Built by the command line (flags, then `TIDINGS_*` environment variables).
 public struct TidingsConfiguration: Sendable, Equatable {
     /// How incoming things (acronyms) are normalised.

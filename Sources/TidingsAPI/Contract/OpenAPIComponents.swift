@@ -173,112 +173,19 @@ extension OpenAPIContract {
             ("NotModified", .map([
                 ("description", .string("`If-None-Match` matched the current `ETag`. No body.")),
                 ("headers", .map([
-                    ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
+                    revisionHeader,
                     ("ETag", .ref("#/components/headers/ETag")),
                 ])),
             ])),
-            ("BadRequest", .map([
-                ("description", .string("Malformed JSON, not UTF-8, or a malformed or out-of-range query or header value.")),
-                ("headers", .map([
-                    ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                ])),
-                ("content", .map([
-                    ("application/problem+json", .map([
-                        ("schema", .ref("#/components/schemas/Problem")),
-                    ])),
-                ])),
-            ])),
-            ("Unauthorized", .map([
-                ("description", .string("A required token (or stream ticket) is missing, wrong, used or expired.")),
-                ("headers", .map([
-                    ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                    ("WWW-Authenticate", .ref("#/components/headers/WWWAuthenticate")),
-                ])),
-                ("content", .map([
-                    ("application/problem+json", .map([
-                        ("schema", .ref("#/components/schemas/Problem")),
-                    ])),
-                ])),
-            ])),
-            ("NotFound", .map([
-                ("description", .string("No such resource.")),
-                ("headers", .map([
-                    ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                ])),
-                ("content", .map([
-                    ("application/problem+json", .map([
-                        ("schema", .ref("#/components/schemas/Problem")),
-                    ])),
-                ])),
-            ])),
-            ("Conflict", .map([
-                ("description", .string("The normalised thing already exists.")),
-                ("headers", .map([
-                    ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                ])),
-                ("content", .map([
-                    ("application/problem+json", .map([
-                        ("schema", .ref("#/components/schemas/Problem")),
-                    ])),
-                ])),
-            ])),
-            ("PreconditionFailed", .map([
-                ("description", .string("`If-Match` did not match the current revision; nothing changed.")),
-                ("headers", .map([
-                    ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                    ("ETag", .ref("#/components/headers/ETag")),
-                ])),
-                ("content", .map([
-                    ("application/problem+json", .map([
-                        ("schema", .ref("#/components/schemas/Problem")),
-                    ])),
-                ])),
-            ])),
-            ("PayloadTooLarge", .map([
-                ("description", .string("The body is over the limit (default 1 MiB).")),
-                ("headers", .map([
-                    ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                ])),
-                ("content", .map([
-                    ("application/problem+json", .map([
-                        ("schema", .ref("#/components/schemas/Problem")),
-                    ])),
-                ])),
-            ])),
-            ("UnsupportedMediaType", .map([
-                ("description", .string("An explicit request `Content-Type` that is not JSON (see Conventions).")),
-                ("headers", .map([
-                    ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                ])),
-                ("content", .map([
-                    ("application/problem+json", .map([
-                        ("schema", .ref("#/components/schemas/Problem")),
-                    ])),
-                ])),
-            ])),
-            ("UnprocessableContent", .map([
-                ("description", .string("Well-formed JSON (or query) that is invalid; `errors` names every bad member.")),
-                ("headers", .map([
-                    ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                ])),
-                ("content", .map([
-                    ("application/problem+json", .map([
-                        ("schema", .ref("#/components/schemas/Problem")),
-                    ])),
-                ])),
-            ])),
-            ("ServiceUnavailable", .map([
-                ("description", .string("Overloaded or shutting down.")),
-                ("headers", .map([
-                    ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                    ("Retry-After", .ref("#/components/headers/RetryAfter")),
-                ])),
-                ("content", .map([
-                    ("application/problem+json", .map([
-                        ("schema", .ref("#/components/schemas/Problem")),
-                    ])),
-                ])),
-            ])),
+            ("BadRequest", problemResponse("Malformed JSON, not UTF-8, or a malformed or out-of-range query or header value.")),
+            ("Unauthorized", problemResponse("A required token (or stream ticket) is missing, wrong, used or expired.", headers: [("WWW-Authenticate", .ref("#/components/headers/WWWAuthenticate"))])),
+            ("NotFound", problemResponse("No such resource.")),
+            ("Conflict", problemResponse("The normalised thing already exists.")),
+            ("PreconditionFailed", problemResponse("`If-Match` did not match the current revision; nothing changed.", headers: [("ETag", .ref("#/components/headers/ETag"))])),
+            ("PayloadTooLarge", problemResponse("The body is over the limit (default 1 MiB).")),
+            ("UnsupportedMediaType", problemResponse("An explicit request `Content-Type` that is not JSON (see Conventions).")),
+            ("UnprocessableContent", problemResponse("Well-formed JSON (or query) that is invalid; `errors` names every bad member.")),
+            ("ServiceUnavailable", problemResponse("Overloaded or shutting down.", headers: [("Retry-After", .ref("#/components/headers/RetryAfter"))])),
             ("EventStream", .map([
                 ("description", .string(#"""
                     A Server-Sent-Events stream that does not end until the client leaves or the server drains.
@@ -301,7 +208,7 @@ extension OpenAPIContract {
 
                     """#)),
                 ("headers", .map([
-                    ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
+                    revisionHeader,
                     ("Cache-Control", .map([
                         ("required", .boolean(true)),
                         ("schema", .map([

@@ -156,24 +156,13 @@ extension OpenAPIContract {
 
     /// Top-level `security`
     static func security() -> YAMLNode {
-        .sequence([
-            .map([
-                ("readToken", .strings([])),
-            ]),
-            .map([
-                ("apiToken", .strings([])),
-            ]),
-        ])
+        securityAnyOf("readToken", "apiToken")
     }
 }
 
 extension OpenAPIContract {
     /// Who may open an event stream: the read token, the api token, or a stream ticket.
     static var streamSecurity: YAMLNode {
-        .sequence([
-            .map([("readToken", .strings([]))]),
-            .map([("apiToken", .strings([]))]),
-            .map([("streamTicket", .strings([]))]),
-        ])
+        securityAnyOf("readToken", "apiToken", "streamTicket")
     }
 }

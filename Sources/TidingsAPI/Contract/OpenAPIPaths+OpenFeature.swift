@@ -1,20 +1,14 @@
 // The OpenFeature (OFREP 0.3.0) part of the served contract: paths, schemas, the X-API-Key scheme.
 
 extension OpenAPIContract {
-    private static let revisionHeader: (String, YAMLNode) = ("Tidings-Revision", .ref("#/components/headers/TidingsRevision"))
 
     /// Reads that also take OFREP's `X-API-Key`.
     private static var ofrepSecurity: YAMLNode {
-        .sequence([.map([("readToken", .strings([]))]), .map([("apiToken", .strings([]))]),
-                   .map([("ofrepApiKey", .strings([]))])])
+        securityAnyOf("readToken", "apiToken", "ofrepApiKey")
     }
 
     private static func json(_ schemaRef: String, description: String, headers: [(String, YAMLNode)] = []) -> YAMLNode {
-        .map([
-            ("description", .string(description)),
-            ("headers", .map([revisionHeader] + headers)),
-            ("content", .map([("application/json", .map([("schema", .ref("#/components/schemas/" + schemaRef))]))])),
-        ])
+        jsonResponse(description, schema: .ref("#/components/schemas/" + schemaRef), headers: headers)
     }
 
     private static var evaluationBody: YAMLNode {
@@ -50,11 +44,11 @@ extension OpenAPIContract {
             ("responses", .map([
                 ("200", json("OFREPEvaluationSuccess", description: "The flag.")),
                 ("400", json("OFREPEvaluationFailure", description: "The body is not an evaluation request (`PARSE_ERROR`).")),
-                ("401", .ref("#/components/responses/Unauthorized")),
+                ("401", shared("Unauthorized")),
                 ("404", json("OFREPFlagNotFound", description: "No such preference (`FLAG_NOT_FOUND`).")),
-                ("413", .ref("#/components/responses/PayloadTooLarge")),
-                ("415", .ref("#/components/responses/UnsupportedMediaType")),
-                ("503", .ref("#/components/responses/ServiceUnavailable")),
+                ("413", shared("PayloadTooLarge")),
+                ("415", shared("UnsupportedMediaType")),
+                ("503", shared("ServiceUnavailable")),
             ])),
         ]))])
     }
@@ -84,12 +78,12 @@ extension OpenAPIContract {
             ("responses", .map([
                 ("200", json("OFREPBulkEvaluationSuccess", description: "Every flag.",
                              headers: [("ETag", .ref("#/components/headers/ETag"))])),
-                ("304", .ref("#/components/responses/NotModified")),
+                ("304", shared("NotModified")),
                 ("400", json("OFREPBulkEvaluationFailure", description: "The body is not an evaluation request (`PARSE_ERROR`).")),
-                ("401", .ref("#/components/responses/Unauthorized")),
-                ("413", .ref("#/components/responses/PayloadTooLarge")),
-                ("415", .ref("#/components/responses/UnsupportedMediaType")),
-                ("503", .ref("#/components/responses/ServiceUnavailable")),
+                ("401", shared("Unauthorized")),
+                ("413", shared("PayloadTooLarge")),
+                ("415", shared("UnsupportedMediaType")),
+                ("503", shared("ServiceUnavailable")),
             ])),
         ]))])
     }
@@ -108,8 +102,7 @@ extension OpenAPIContract {
                 after it like every other stream; when they are no longer retained, one notification with
                 the current revision is sent instead. Heartbeats, limits and tickets as for every stream.
                 """)),
-            ("security", .sequence([.map([("readToken", .strings([]))]), .map([("apiToken", .strings([]))]),
-                                    .map([("ofrepApiKey", .strings([]))]), .map([("streamTicket", .strings([]))])])),
+            ("security", securityAnyOf("readToken", "apiToken", "ofrepApiKey", "streamTicket")),
             ("parameters", .sequence([
                 .ref("#/components/parameters/LastEventIdQuery"),
                 .ref("#/components/parameters/LastEventIdHeader"),
@@ -127,8 +120,8 @@ extension OpenAPIContract {
                         ("example", .string("retry: 3000\n\nid: 7\nevent: message\ndata: {\"type\":\"refetchEvaluation\",\"etag\":\"\\\"7\\\"\",\"lastModified\":1771622898}\n\n")),
                     ]))])),
                 ])),
-                ("400", .ref("#/components/responses/BadRequest")),
-                ("401", .ref("#/components/responses/Unauthorized")),
+                ("400", shared("BadRequest")),
+                ("401", shared("Unauthorized")),
             ])),
         ]))])
     }
@@ -239,8 +232,8 @@ extension OpenAPIContract {
                         ("example", all.declarationsExample),
                     ]))])),
                 ])),
-                ("401", .ref("#/components/responses/Unauthorized")),
-                ("503", .ref("#/components/responses/ServiceUnavailable")),
+                ("401", shared("Unauthorized")),
+                ("503", shared("ServiceUnavailable")),
             ])),
         ]))])
     }

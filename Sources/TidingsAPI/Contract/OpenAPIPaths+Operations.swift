@@ -10,21 +10,14 @@ extension OpenAPIContract {
                 ("summary", .string("Liveness; 200 while the process serves.")),
                 ("security", .strings([])),
                 ("responses", .map([
-                    ("200", .map([
-                        ("description", .string("The process serves requests.")),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .ref("#/components/schemas/Health")),
-                                ("example", .map([
-                                    ("status", .string("ok")),
-                                ])),
-                            ])),
-                        ])),
-                    ])),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("200", jsonResponse(
+                        "The process serves requests.",
+                        schema: .ref("#/components/schemas/Health"),
+                        example: .map([
+                            ("status", .string("ok")),
+                        ])
+                    )),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
         ])
@@ -39,24 +32,17 @@ extension OpenAPIContract {
                 ("summary", .string("Readiness; 503 while starting or draining.")),
                 ("security", .strings([])),
                 ("responses", .map([
-                    ("200", .map([
-                        ("description", .string("Ready to serve traffic.")),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .ref("#/components/schemas/Health")),
-                                ("example", .map([
-                                    ("status", .string("ready")),
-                                ])),
-                            ])),
-                        ])),
-                    ])),
+                    ("200", jsonResponse(
+                        "Ready to serve traffic.",
+                        schema: .ref("#/components/schemas/Health"),
+                        example: .map([
+                            ("status", .string("ready")),
+                        ])
+                    )),
                     ("503", .map([
                         ("description", .string("Starting up or draining (after SIGTERM/SIGINT). `Retry-After` is present while starting.")),
                         ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
+                            revisionHeader,
                             ("Retry-After", .map([
                                 ("description", .string("Seconds after which to ask again (while starting).")),
                                 ("schema", .map([
@@ -93,7 +79,7 @@ extension OpenAPIContract {
                     ("200", .map([
                         ("description", .string("Metrics.")),
                         ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
+                            revisionHeader,
                         ])),
                         ("content", .map([
                             ("text/plain", .map([
@@ -103,8 +89,8 @@ extension OpenAPIContract {
                             ])),
                         ])),
                     ])),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("401", shared("Unauthorized")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
         ])
@@ -121,7 +107,7 @@ extension OpenAPIContract {
                     ("200", .map([
                         ("description", .string("The contract, byte for byte as in the repository's `openapi.yaml`.")),
                         ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
+                            revisionHeader,
                         ])),
                         ("content", .map([
                             ("application/yaml", .map([
@@ -139,8 +125,8 @@ extension OpenAPIContract {
                             ])),
                         ])),
                     ])),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("401", shared("Unauthorized")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
         ])
@@ -159,7 +145,7 @@ extension OpenAPIContract {
                     ("200", .map([
                         ("description", .string("HTML page.")),
                         ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
+                            revisionHeader,
                         ])),
                         ("content", .map([
                             ("text/html", .map([
@@ -169,7 +155,7 @@ extension OpenAPIContract {
                             ])),
                         ])),
                     ])),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
         ])

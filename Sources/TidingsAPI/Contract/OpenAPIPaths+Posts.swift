@@ -29,28 +29,21 @@ extension OpenAPIContract {
                     ]),
                 ])),
                 ("responses", .map([
-                    ("200", .map([
-                        ("description", .string("The state.")),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .ref("#/components/schemas/PostsState")),
-                            ])),
-                        ])),
-                        ("links", .map([
+                    ("200", jsonResponse(
+                        "The state.",
+                        schema: .ref("#/components/schemas/PostsState"),
+                        links: .map([
                             ("GetFirstPost", .map([
                                 ("operationId", .string("getPost")),
                                 ("parameters", .map([
                                     ("id", .string("$response.body#/posts/0/id")),
                                 ])),
                             ])),
-                        ])),
-                    ])),
-                    ("400", .ref("#/components/responses/BadRequest")),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                        ])
+                    )),
+                    ("400", shared("BadRequest")),
+                    ("401", shared("Unauthorized")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
         ])
@@ -86,20 +79,13 @@ extension OpenAPIContract {
                     ]),
                 ])),
                 ("responses", .map([
-                    ("200", .map([
-                        ("description", .string("The post, exactly as the upstream sent it (extra members kept).")),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .ref("#/components/schemas/Post")),
-                            ])),
-                        ])),
-                    ])),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("404", .ref("#/components/responses/NotFound")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("200", jsonResponse(
+                        "The post, exactly as the upstream sent it (extra members kept).",
+                        schema: .ref("#/components/schemas/Post")
+                    )),
+                    ("401", shared("Unauthorized")),
+                    ("404", shared("NotFound")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
         ])
@@ -113,30 +99,19 @@ extension OpenAPIContract {
                 ("operationId", .string("refreshPosts")),
                 ("summary", .string("Start a load (or join the running one).")),
                 ("description", .string("No request body. One upstream request however many callers; the answer is the state after starting (normally `loading`).")),
-                ("security", .sequence([
-                    .map([
-                        ("apiToken", .strings([])),
-                    ]),
-                ])),
+                ("security", securityAnyOf("apiToken")),
                 ("responses", .map([
-                    ("202", .map([
-                        ("description", .string("A load is running.")),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .ref("#/components/schemas/PostsState")),
-                            ])),
-                        ])),
-                        ("links", .map([
+                    ("202", jsonResponse(
+                        "A load is running.",
+                        schema: .ref("#/components/schemas/PostsState"),
+                        links: .map([
                             ("GetPostsAfterRefresh", .map([
                                 ("operationId", .string("getPosts")),
                             ])),
-                        ])),
-                    ])),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                        ])
+                    )),
+                    ("401", shared("Unauthorized")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
         ])
@@ -150,25 +125,14 @@ extension OpenAPIContract {
                 ("operationId", .string("cancelPosts")),
                 ("summary", .string("Abandon a running load.")),
                 ("description", .string("No request body. The state returns to `loaded` (previous posts kept) or `idle`. `cancelled` is false when nothing was loading.")),
-                ("security", .sequence([
-                    .map([
-                        ("apiToken", .strings([])),
-                    ]),
-                ])),
+                ("security", securityAnyOf("apiToken")),
                 ("responses", .map([
-                    ("200", .map([
-                        ("description", .string("Whether a load was cancelled.")),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .ref("#/components/schemas/CancelResult")),
-                            ])),
-                        ])),
-                    ])),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("200", jsonResponse(
+                        "Whether a load was cancelled.",
+                        schema: .ref("#/components/schemas/CancelResult")
+                    )),
+                    ("401", shared("Unauthorized")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
         ])
@@ -176,25 +140,12 @@ extension OpenAPIContract {
 
     /// `/posts/events`
     static func pathPostsEvents() -> YAMLNode {
-        .map([
-            ("get", .map([
-                ("tags", .strings(["streams", "posts"])),
-                ("operationId", .string("streamPosts")),
-                ("summary", .string("Event stream of the feed state.")),
-                ("description", .string("Emits `posts` (and `reset`) events, each the same object as `GET /posts`. Opening it does not start a load.")),
-                ("security", streamSecurity),
-                ("parameters", .sequence([
-                    .ref("#/components/parameters/LastEventIdQuery"),
-                    .ref("#/components/parameters/LastEventIdHeader"),
-                    .ref("#/components/parameters/Conflate"),
-                ])),
-                ("responses", .map([
-                    ("200", .ref("#/components/responses/EventStream")),
-                    ("400", .ref("#/components/responses/BadRequest")),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                ])),
-            ])),
-        ])
+        streamOperation(
+            tags: ["streams", "posts"],
+            operationId: "streamPosts",
+            summary: "Event stream of the feed state.",
+            description: "Emits `posts` (and `reset`) events, each the same object as `GET /posts`. Opening it does not start a load."
+        )
     }
 
     /// `/sample/posts`
@@ -205,22 +156,15 @@ extension OpenAPIContract {
                 ("operationId", .string("getSamplePosts")),
                 ("summary", .string("The fixed sample feed shipped in the binary (the default upstream).")),
                 ("responses", .map([
-                    ("200", .map([
-                        ("description", .string("A JSON array of posts.")),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .map([
-                                    ("type", .string("array")),
-                                    ("items", .ref("#/components/schemas/Post")),
-                                ])),
-                            ])),
-                        ])),
-                    ])),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("200", jsonResponse(
+                        "A JSON array of posts.",
+                        schema: .map([
+                            ("type", .string("array")),
+                            ("items", .ref("#/components/schemas/Post")),
+                        ])
+                    )),
+                    ("401", shared("Unauthorized")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
         ])

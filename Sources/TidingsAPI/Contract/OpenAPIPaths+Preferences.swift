@@ -9,20 +9,13 @@ extension OpenAPIContract {
                 ("operationId", .string("listPreferences")),
                 ("summary", .string("Every declared key with its current value (defaults included).")),
                 ("responses", .map([
-                    ("200", .map([
-                        ("description", .string("The map of every declared preference.")),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .ref("#/components/schemas/PreferenceMap")),
-                                ("example", all.valuesExample),
-                            ])),
-                        ])),
-                    ])),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("200", jsonResponse(
+                        "The map of every declared preference.",
+                        schema: .ref("#/components/schemas/PreferenceMap"),
+                        example: all.valuesExample
+                    )),
+                    ("401", shared("Unauthorized")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
             ("patch", .map([
@@ -38,11 +31,7 @@ extension OpenAPIContract {
                     Also accepted as `application/merge-patch+json`.
 
                     """#)),
-                ("security", .sequence([
-                    .map([
-                        ("apiToken", .strings([])),
-                    ]),
-                ])),
+                ("security", securityAnyOf("apiToken")),
                 ("requestBody", .map([
                     ("required", .boolean(true)),
                     ("content", .map([
@@ -53,23 +42,16 @@ extension OpenAPIContract {
                     ])),
                 ])),
                 ("responses", .map([
-                    ("200", .map([
-                        ("description", .string("Applied; the whole map after the change.")),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .ref("#/components/schemas/PreferenceMap")),
-                            ])),
-                        ])),
-                    ])),
-                    ("400", .ref("#/components/responses/BadRequest")),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("413", .ref("#/components/responses/PayloadTooLarge")),
-                    ("415", .ref("#/components/responses/UnsupportedMediaType")),
-                    ("422", .ref("#/components/responses/UnprocessableContent")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("200", jsonResponse(
+                        "Applied; the whole map after the change.",
+                        schema: .ref("#/components/schemas/PreferenceMap")
+                    )),
+                    ("400", shared("BadRequest")),
+                    ("401", shared("Unauthorized")),
+                    ("413", shared("PayloadTooLarge")),
+                    ("415", shared("UnsupportedMediaType")),
+                    ("422", shared("UnprocessableContent")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
         ])
@@ -86,23 +68,16 @@ extension OpenAPIContract {
                     .ref("#/components/parameters/IfNoneMatch"),
                 ])),
                 ("responses", .map([
-                    ("200", .map([
-                        ("description", .string(#"The record; `ETag` is its revision (`"0"` when never set)."#)),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                            ("ETag", .ref("#/components/headers/ETag")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .ref(p.recordRef)),
-                                ("example", p.recordExample),
-                            ])),
-                        ])),
-                    ])),
-                    ("304", .ref("#/components/responses/NotModified")),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("404", .ref("#/components/responses/NotFound")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("200", jsonResponse(
+                        #"The record; `ETag` is its revision (`"0"` when never set)."#,
+                        schema: .ref(p.recordRef),
+                        example: p.recordExample,
+                        headers: [("ETag", .ref("#/components/headers/ETag"))]
+                    )),
+                    ("304", shared("NotModified")),
+                    ("401", shared("Unauthorized")),
+                    ("404", shared("NotFound")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
             ("put", .map([
@@ -132,26 +107,19 @@ extension OpenAPIContract {
                     ])),
                 ])),
                 ("responses", .map([
-                    ("200", .map([
-                        ("description", .string("Stored (or unchanged when equal to the current value); the record.")),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                            ("ETag", .ref("#/components/headers/ETag")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .ref(p.recordRef)),
-                            ])),
-                        ])),
-                    ])),
-                    ("400", .ref("#/components/responses/BadRequest")),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("404", .ref("#/components/responses/NotFound")),
-                    ("412", .ref("#/components/responses/PreconditionFailed")),
-                    ("413", .ref("#/components/responses/PayloadTooLarge")),
-                    ("415", .ref("#/components/responses/UnsupportedMediaType")),
-                    ("422", .ref("#/components/responses/UnprocessableContent")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("200", jsonResponse(
+                        "Stored (or unchanged when equal to the current value); the record.",
+                        schema: .ref(p.recordRef),
+                        headers: [("ETag", .ref("#/components/headers/ETag"))]
+                    )),
+                    ("400", shared("BadRequest")),
+                    ("401", shared("Unauthorized")),
+                    ("404", shared("NotFound")),
+                    ("412", shared("PreconditionFailed")),
+                    ("413", shared("PayloadTooLarge")),
+                    ("415", shared("UnsupportedMediaType")),
+                    ("422", shared("UnprocessableContent")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
             ("delete", .map([
@@ -168,22 +136,15 @@ extension OpenAPIContract {
                     .ref("#/components/parameters/IfMatch"),
                 ])),
                 ("responses", .map([
-                    ("200", .map([
-                        ("description", .string("Reset; the record.")),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                            ("ETag", .ref("#/components/headers/ETag")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .ref(p.recordRef)),
-                            ])),
-                        ])),
-                    ])),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("404", .ref("#/components/responses/NotFound")),
-                    ("412", .ref("#/components/responses/PreconditionFailed")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("200", jsonResponse(
+                        "Reset; the record.",
+                        schema: .ref(p.recordRef),
+                        headers: [("ETag", .ref("#/components/headers/ETag"))]
+                    )),
+                    ("401", shared("Unauthorized")),
+                    ("404", shared("NotFound")),
+                    ("412", shared("PreconditionFailed")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
         ])
@@ -191,59 +152,34 @@ extension OpenAPIContract {
 
     /// `/preferences/events`
     static func pathPreferencesEvents() -> YAMLNode {
-        .map([
-            ("get", .map([
-                ("tags", .strings(["streams", "preferences"])),
-                ("operationId", .string("streamPreferences")),
-                ("summary", .string("Event stream of preference changes (all keys, or those in `keys`).")),
-                ("description", .string(#"""
-                    Emits `preference` (and `reset`) events; see `PreferenceEvent`. Without a resume point the
-                    stream first sends one `preference` event per covered key with the current value, all with
-                    `id:` = the current revision. An unknown key in `keys` → `422`.
+        streamOperation(
+            tags: ["streams", "preferences"],
+            operationId: "streamPreferences",
+            summary: "Event stream of preference changes (all keys, or those in `keys`).",
+            description: #"""
+                Emits `preference` (and `reset`) events; see `PreferenceEvent`. Without a resume point the
+                stream first sends one `preference` event per covered key with the current value, all with
+                `id:` = the current revision. An unknown key in `keys` → `422`.
 
-                    """#)),
-                ("security", streamSecurity),
-                ("parameters", .sequence([
-                    .ref("#/components/parameters/StreamKeys"),
-                    .ref("#/components/parameters/LastEventIdQuery"),
-                    .ref("#/components/parameters/LastEventIdHeader"),
-                    .ref("#/components/parameters/Conflate"),
-                ])),
-                ("responses", .map([
-                    ("200", .ref("#/components/responses/EventStream")),
-                    ("400", .ref("#/components/responses/BadRequest")),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("422", .ref("#/components/responses/UnprocessableContent")),
-                ])),
-            ])),
-        ])
+                """#,
+            parameters: [.ref("#/components/parameters/StreamKeys")],
+            responses: [("422", shared("UnprocessableContent"))]
+        )
     }
 
     /// `/preferences/<key>/events` of one declared preference.
     static func pathPreferenceEvents(_ p: PreferenceContract) -> YAMLNode {
-        .map([
-            ("get", .map([
-                ("tags", .strings(["streams", "preferences"])),
-                ("operationId", .string(p.operationId("streamPreference"))),
-                ("summary", .string("Event stream of `\(p.key)`.")),
-                ("description", .string(#"""
-                    Emits `preference` (and `reset`) events for this key only. Unknown key → `404` (before the
-                    stream opens).
+        streamOperation(
+            tags: ["streams", "preferences"],
+            operationId: p.operationId("streamPreference"),
+            summary: "Event stream of `\(p.key)`.",
+            description: #"""
+                Emits `preference` (and `reset`) events for this key only. Unknown key → `404` (before the
+                stream opens).
 
-                    """#)),
-                ("security", streamSecurity),
-                ("parameters", .sequence([
-                    .ref("#/components/parameters/LastEventIdQuery"),
-                    .ref("#/components/parameters/LastEventIdHeader"),
-                    .ref("#/components/parameters/Conflate"),
-                ])),
-                ("responses", .map([
-                    ("200", .ref(p.streamResponseRef)),
-                    ("400", .ref("#/components/responses/BadRequest")),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("404", .ref("#/components/responses/NotFound")),
-                ])),
-            ])),
-        ])
+                """#,
+            stream: .ref(p.streamResponseRef),
+            responses: [("404", shared("NotFound"))]
+        )
     }
 }

@@ -3,42 +3,31 @@
 extension OpenAPIContract {
     /// `/events`
     static func pathEvents() -> YAMLNode {
-        .map([
-            ("get", .map([
-                ("tags", .strings(["streams"])),
-                ("operationId", .string("streamEvents")),
-                ("summary", .string("One multiplexed stream for everything (browsers allow 6 connections per origin).")),
-                ("description", .string(#"""
-                    `topics` selects any of `preferences`, `things`, `posts` (default: all three); `keys` narrows
-                    the `preferences` topic (default: every key) and does not affect the others. A malformed
-                    `topics` (an unknown topic) → `400`; an unknown key in `keys` → `422`.
+        streamOperation(
+            tags: ["streams"],
+            operationId: "streamEvents",
+            summary: "One multiplexed stream for everything (browsers allow 6 connections per origin).",
+            description: #"""
+                `topics` selects any of `preferences`, `things`, `posts` (default: all three); `keys` narrows
+                the `preferences` topic (default: every key) and does not affect the others. A malformed
+                `topics` (an unknown topic) → `400`; an unknown key in `keys` → `422`.
 
-                    """#)),
-                ("security", streamSecurity),
-                ("parameters", .sequence([
-                    .map([
-                        ("name", .string("topics")),
-                        ("in", .string("query")),
-                        ("required", .boolean(false)),
-                        ("description", .string("Comma-separated topics, e.g. `preferences,things`.")),
-                        ("schema", .map([
-                            ("type", .string("string")),
-                            ("pattern", .string("^(preferences|things|posts)(,(preferences|things|posts))*$")),
-                        ])),
-                    ]),
-                    .ref("#/components/parameters/StreamKeys"),
-                    .ref("#/components/parameters/LastEventIdQuery"),
-                    .ref("#/components/parameters/LastEventIdHeader"),
-                    .ref("#/components/parameters/Conflate"),
-                ])),
-                ("responses", .map([
-                    ("200", .ref("#/components/responses/EventStream")),
-                    ("400", .ref("#/components/responses/BadRequest")),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("422", .ref("#/components/responses/UnprocessableContent")),
-                ])),
-            ])),
-        ])
+                """#,
+            parameters: [
+                .map([
+                    ("name", .string("topics")),
+                    ("in", .string("query")),
+                    ("required", .boolean(false)),
+                    ("description", .string("Comma-separated topics, e.g. `preferences,things`.")),
+                    ("schema", .map([
+                        ("type", .string("string")),
+                        ("pattern", .string("^(preferences|things|posts)(,(preferences|things|posts))*$")),
+                    ])),
+                ]),
+                .ref("#/components/parameters/StreamKeys"),
+            ],
+            responses: [("422", shared("UnprocessableContent"))]
+        )
     }
 
     /// `/stream-tickets`
@@ -54,19 +43,12 @@ extension OpenAPIContract {
                     passed as `?ticket=`; using it consumes it.
 
                     """#)),
-                ("security", .sequence([
-                    .map([
-                        ("readToken", .strings([])),
-                    ]),
-                    .map([
-                        ("apiToken", .strings([])),
-                    ]),
-                ])),
+                ("security", securityAnyOf("readToken", "apiToken")),
                 ("responses", .map([
                     ("201", .map([
                         ("description", .string("A fresh ticket.")),
                         ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
+                            revisionHeader,
                             ("Cache-Control", .map([
                                 ("description", .string("`no-store`: a ticket is a credential.")),
                                 ("schema", .map([
@@ -84,8 +66,8 @@ extension OpenAPIContract {
                             ])),
                         ])),
                     ])),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("401", shared("Unauthorized")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
         ])

@@ -12,25 +12,18 @@ extension OpenAPIContract {
                     .ref("#/components/parameters/IfNoneMatch"),
                 ])),
                 ("responses", .map([
-                    ("200", .map([
-                        ("description", .string("The list; `ETag` is the list's revision.")),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                            ("ETag", .ref("#/components/headers/ETag")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .ref("#/components/schemas/ThingList")),
-                                ("example", .map([
-                                    ("things", .strings(["YOLO", "BTW"])),
-                                    ("revision", .integer(12)),
-                                ])),
-                            ])),
-                        ])),
-                    ])),
-                    ("304", .ref("#/components/responses/NotModified")),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("200", jsonResponse(
+                        "The list; `ETag` is the list's revision.",
+                        schema: .ref("#/components/schemas/ThingList"),
+                        example: .map([
+                            ("things", .strings(["YOLO", "BTW"])),
+                            ("revision", .integer(12)),
+                        ]),
+                        headers: [("ETag", .ref("#/components/headers/ETag"))]
+                    )),
+                    ("304", shared("NotModified")),
+                    ("401", shared("Unauthorized")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
             ("post", .map([
@@ -55,16 +48,12 @@ extension OpenAPIContract {
                         ])),
                     ])),
                 ])),
-                ("security", .sequence([
-                    .map([
-                        ("apiToken", .strings([])),
-                    ]),
-                ])),
+                ("security", securityAnyOf("apiToken")),
                 ("responses", .map([
                     ("201", .map([
                         ("description", .string("Appended; the normalised thing and the list's new revision.")),
                         ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
+                            revisionHeader,
                             ("ETag", .ref("#/components/headers/ETag")),
                             ("Location", .map([
                                 ("description", .string("`/things/` + the normalised thing, percent-encoded as a path segment (e.g. `/things/A%2FB`).")),
@@ -99,13 +88,13 @@ extension OpenAPIContract {
                             ])),
                         ])),
                     ])),
-                    ("400", .ref("#/components/responses/BadRequest")),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("409", .ref("#/components/responses/Conflict")),
-                    ("413", .ref("#/components/responses/PayloadTooLarge")),
-                    ("415", .ref("#/components/responses/UnsupportedMediaType")),
-                    ("422", .ref("#/components/responses/UnprocessableContent")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("400", shared("BadRequest")),
+                    ("401", shared("Unauthorized")),
+                    ("409", shared("Conflict")),
+                    ("413", shared("PayloadTooLarge")),
+                    ("415", shared("UnsupportedMediaType")),
+                    ("422", shared("UnprocessableContent")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
             ("put", .map([
@@ -121,11 +110,7 @@ extension OpenAPIContract {
                 ("parameters", .sequence([
                     .ref("#/components/parameters/IfMatch"),
                 ])),
-                ("security", .sequence([
-                    .map([
-                        ("apiToken", .strings([])),
-                    ]),
-                ])),
+                ("security", securityAnyOf("apiToken")),
                 ("requestBody", .map([
                     ("required", .boolean(true)),
                     ("content", .map([
@@ -138,25 +123,18 @@ extension OpenAPIContract {
                     ])),
                 ])),
                 ("responses", .map([
-                    ("200", .map([
-                        ("description", .string("Replaced; the new list.")),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                            ("ETag", .ref("#/components/headers/ETag")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .ref("#/components/schemas/ThingList")),
-                            ])),
-                        ])),
-                    ])),
-                    ("400", .ref("#/components/responses/BadRequest")),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("412", .ref("#/components/responses/PreconditionFailed")),
-                    ("413", .ref("#/components/responses/PayloadTooLarge")),
-                    ("415", .ref("#/components/responses/UnsupportedMediaType")),
-                    ("422", .ref("#/components/responses/UnprocessableContent")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("200", jsonResponse(
+                        "Replaced; the new list.",
+                        schema: .ref("#/components/schemas/ThingList"),
+                        headers: [("ETag", .ref("#/components/headers/ETag"))]
+                    )),
+                    ("400", shared("BadRequest")),
+                    ("401", shared("Unauthorized")),
+                    ("412", shared("PreconditionFailed")),
+                    ("413", shared("PayloadTooLarge")),
+                    ("415", shared("UnsupportedMediaType")),
+                    ("422", shared("UnprocessableContent")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
         ])
@@ -173,39 +151,28 @@ extension OpenAPIContract {
                 ("operationId", .string("getThing")),
                 ("summary", .string("One thing (the segment is percent-decoded and normalised, so `/things/yolo` finds `YOLO`).")),
                 ("responses", .map([
-                    ("200", .map([
-                        ("description", .string("Found.")),
-                        ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
-                        ])),
-                        ("content", .map([
-                            ("application/json", .map([
-                                ("schema", .ref("#/components/schemas/Thing")),
-                                ("example", .map([
-                                    ("thing", .string("YOLO")),
-                                ])),
-                            ])),
-                        ])),
-                    ])),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("404", .ref("#/components/responses/NotFound")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("200", jsonResponse(
+                        "Found.",
+                        schema: .ref("#/components/schemas/Thing"),
+                        example: .map([
+                            ("thing", .string("YOLO")),
+                        ])
+                    )),
+                    ("401", shared("Unauthorized")),
+                    ("404", shared("NotFound")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
             ("delete", .map([
                 ("tags", .strings(["things"])),
                 ("operationId", .string("deleteThing")),
                 ("summary", .string("Remove one thing.")),
-                ("security", .sequence([
-                    .map([
-                        ("apiToken", .strings([])),
-                    ]),
-                ])),
+                ("security", securityAnyOf("apiToken")),
                 ("responses", .map([
                     ("204", .map([
                         ("description", .string("Removed. `Tidings-Revision` is the list's new revision.")),
                         ("headers", .map([
-                            ("Tidings-Revision", .ref("#/components/headers/TidingsRevision")),
+                            revisionHeader,
                         ])),
                         ("links", .map([
                             ("GetThingAfterDelete", .map([
@@ -216,9 +183,9 @@ extension OpenAPIContract {
                             ])),
                         ])),
                     ])),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                    ("404", .ref("#/components/responses/NotFound")),
-                    ("503", .ref("#/components/responses/ServiceUnavailable")),
+                    ("401", shared("Unauthorized")),
+                    ("404", shared("NotFound")),
+                    ("503", shared("ServiceUnavailable")),
                 ])),
             ])),
         ])
@@ -226,24 +193,11 @@ extension OpenAPIContract {
 
     /// `/things/events`
     static func pathThingsEvents() -> YAMLNode {
-        .map([
-            ("get", .map([
-                ("tags", .strings(["streams", "things"])),
-                ("operationId", .string("streamThings")),
-                ("summary", .string("Event stream of the list.")),
-                ("description", .string("Emits `things` (and `reset`) events; see `ThingsEvent`. Without a resume point it starts with one `things` snapshot.")),
-                ("security", streamSecurity),
-                ("parameters", .sequence([
-                    .ref("#/components/parameters/LastEventIdQuery"),
-                    .ref("#/components/parameters/LastEventIdHeader"),
-                    .ref("#/components/parameters/Conflate"),
-                ])),
-                ("responses", .map([
-                    ("200", .ref("#/components/responses/EventStream")),
-                    ("400", .ref("#/components/responses/BadRequest")),
-                    ("401", .ref("#/components/responses/Unauthorized")),
-                ])),
-            ])),
-        ])
+        streamOperation(
+            tags: ["streams", "things"],
+            operationId: "streamThings",
+            summary: "Event stream of the list.",
+            description: "Emits `things` (and `reset`) events; see `ThingsEvent`. Without a resume point it starts with one `things` snapshot."
+        )
     }
 }

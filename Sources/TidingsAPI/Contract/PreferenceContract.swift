@@ -38,7 +38,7 @@ struct PreferenceContract {
     }
 
     /// The constraints after `type`: what the server enforces, including its own limit on integers
-    /// (signed 64-bit), and on strings without their own `maxLength` (65,536 scalars, API.md "Sizes").
+    /// (signed 64-bit), and on strings without their own `maxLength` (65,536 scalars, openapi.yaml "Sizes").
     private var constraints: [(String, YAMLNode)] {
         var members: [(String, YAMLNode)] = []
         switch declaration.type {

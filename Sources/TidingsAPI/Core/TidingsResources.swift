@@ -9,7 +9,7 @@ public struct StartupError: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// The resources of API.md wired onto a ``TidingsApplication``: the durable store, the
+/// The resources of openapi.yaml wired onto a ``TidingsApplication``: the durable store, the
 /// observable state loaded from it, the write pipeline, the event streams and every route.
 ///
 /// Main-actor bound, like everything that touches observable state.

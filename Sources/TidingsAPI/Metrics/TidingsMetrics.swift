@@ -22,7 +22,7 @@ public enum UpstreamFetchOutcome: String, Sendable, CaseIterable {
     case cancelled
 }
 
-/// The process's Prometheus metrics (API.md "Operations", `GET /metrics`).
+/// The process's Prometheus metrics (openapi.yaml "Operations", `GET /metrics`).
 ///
 /// One registry per process (`shared`); every series is created up front or once per label
 /// set and then only incremented — atomics, no locks except a histogram's own short one — so

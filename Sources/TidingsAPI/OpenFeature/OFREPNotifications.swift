@@ -54,7 +54,7 @@ final class OFREPNotifications {
     private func frame(id: UInt64, etagRevision: UInt64) -> [UInt8] {
         var data = OFREPJSON()
         data.string("type", "refetchEvaluation")
-        data.string("etag", "\"\(etagRevision)\"")
+        data.string("etag", EntityTag(revision: etagRevision).header)
         data.raw("lastModified", String(lastModified(of: etagRevision)))
         return EventFrame.frame(id: id, event: "message", json: data.json)
     }

@@ -1,4 +1,5 @@
 import EventHTTP
+import Observing
 
 /// What makes a body an OFREP evaluation request: a JSON object whose `context`, when present,
 /// is an object. Everything inside the context is accepted and ignored (preferences are

@@ -1,7 +1,7 @@
 import EventHTTP
 import Observing
 
-/// OpenFeature's Remote Evaluation Protocol (OFREP 0.3.0) over the declared preferences (API.md
+/// OpenFeature's Remote Evaluation Protocol (OFREP 0.3.0) over the declared preferences (openapi.yaml
 /// "OpenFeature"): single and bulk evaluation, the bulk ETag, and the change-notification stream.
 ///
 /// Credentials are the API's (`Authorization: Bearer` or OFREP's `X-API-Key`, see Access/), and
@@ -47,12 +47,12 @@ struct OFREPRoutes {
                 return
             }
             let latest = OFREPEvaluation.latestPreferenceRevision(state)
-            let etag = "\"\(latest)\""
-            if let tags = request.entityTags("If-None-Match"), tags.contains("*") || tags.contains(String(latest)) {
-                responder.send(Response(status: 304, headers: ["ETag": etag]))
+            let etag = EntityTag(revision: latest)
+            if let tags = request.entityTags("If-None-Match"), etag.isMatched(by: tags) {
+                responder.send(Response(status: 304, headers: ["ETag": etag.header]))
                 return
             }
-            responder.send(.json(bytes: bulkBody(latest), headers: ["ETag": etag, "Cache-Control": "no-cache"]))
+            responder.send(.json(bytes: bulkBody(latest), headers: ["ETag": etag.header, "Cache-Control": "no-cache"]))
         }
         router.get(Self.eventsPath) { request, responder in
             let keys = state.preferences.declarations.map(\.key)

@@ -1,4 +1,5 @@
 import Foundation
+import Observing
 
 /// One post of the feed: `{"id": int or string, "title": string, "body": string, "userId"?: int}`
 /// plus whatever else the upstream sent, which is kept and served as it came.

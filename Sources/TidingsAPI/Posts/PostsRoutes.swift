@@ -7,7 +7,7 @@ private struct CancelResult: Encodable {
     let cancelled: Bool
 }
 
-/// The Posts resource of API.md: the feed's state, single posts, refresh and cancel. Every
+/// The Posts resource of openapi.yaml: the feed's state, single posts, refresh and cancel. Every
 /// answer comes from memory; the only upstream work is the loader's, off the loop.
 @MainActor
 struct PostsRoutes {

@@ -5,7 +5,7 @@
 /// loader path (request, status, body limit, decoding, conditional requests) is exercised.
 enum SampleFeed {
     /// A strong validator for the fixed body, so conditional requests get `304 Not Modified`.
-    static let etag = "\"sample-feed-v1\""
+    static let etag = EntityTag("sample-feed-v1")
     /// Fixed when the posts were written (they never change at run time), so restarts and
     /// `If-Modified-Since` agree.
     static let lastModified = "Sun, 01 Nov 2026 00:00:00 GMT"

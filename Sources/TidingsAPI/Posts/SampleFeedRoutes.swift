@@ -8,7 +8,7 @@ struct SampleFeedRoutes {
     func register(on router: Router) {
         router.get("/sample/posts") { request, responder in
             let validators: HTTPHeaders = [
-                "ETag": SampleFeed.etag,
+                "ETag": SampleFeed.etag.header,
                 "Last-Modified": SampleFeed.lastModified,
                 "Cache-Control": "no-cache",
             ]
@@ -23,8 +23,7 @@ struct SampleFeedRoutes {
     /// RFC 9110 §13.2.2: `If-None-Match` decides when present; otherwise `If-Modified-Since`.
     static func notModified(_ request: Request) -> Bool {
         if let tags = request.entityTags("If-None-Match") {
-            let ours = String(SampleFeed.etag.dropFirst().dropLast())
-            return tags.contains("*") || tags.contains(ours)
+            return SampleFeed.etag.isMatched(by: tags)
         }
         guard let since = request.headers["If-Modified-Since"].flatMap(httpDate),
               let modified = httpDate(SampleFeed.lastModified) else { return false }

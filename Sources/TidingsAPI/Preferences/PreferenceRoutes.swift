@@ -29,7 +29,7 @@ private struct ValueBody: Decodable {
     }
 }
 
-/// The Preferences resource of API.md: the declared settings, read from memory, written through
+/// The Preferences resource of openapi.yaml: the declared settings, read from memory, written through
 /// the durable write pipeline.
 @MainActor
 struct PreferenceRoutes {
@@ -65,8 +65,8 @@ struct PreferenceRoutes {
         router.get("/preferences/{key}") { request, responder in
             let key = try declaredKey(request)
             let revision = state.revision(ofPreference: key)
-            if let tags = request.entityTags("If-None-Match"), tags.contains("*") || tags.contains(String(revision)) {
-                responder.send(Response(status: 304, headers: ["ETag": "\"\(revision)\""]))
+            if let tags = request.entityTags("If-None-Match"), EntityTag(revision: revision).isMatched(by: tags) {
+                responder.send(Response(status: 304, headers: ["ETag": EntityTag(revision: revision).header]))
                 return
             }
             responder.send(recordResponse(key))
@@ -111,7 +111,7 @@ struct PreferenceRoutes {
                     let declaration = state.preferences.declaration(forKey: key)!
                     let record = PreferenceRecord(key: key, value: own.value, default: declaration.defaultValue,
                                                   type: declaration.type, revision: own.revision)
-                    responder.send(.json(bytes: Array(EventFrame.json(record).utf8), headers: ["ETag": "\"\(own.revision)\""]))
+                    responder.send(.json(bytes: Array(EventFrame.json(record).utf8), headers: ["ETag": EntityTag(revision: own.revision).header]))
                 } else {
                     responder.send(recordResponse(key))
                 }
@@ -129,7 +129,7 @@ struct PreferenceRoutes {
         let declaration = state.preferences.declaration(forKey: key)!
         let record = PreferenceRecord(key: key, value: state.preferences.value(forKey: key)!,
                                       default: declaration.defaultValue, type: declaration.type, revision: revision)
-        let response = Response.json(bytes: Array(EventFrame.json(record).utf8), headers: ["ETag": "\"\(revision)\""])
+        let response = Response.json(bytes: Array(EventFrame.json(record).utf8), headers: ["ETag": EntityTag(revision: revision).header])
         cache.records[key] = (revision, response)
         return response
     }

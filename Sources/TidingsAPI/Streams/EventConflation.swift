@@ -1,6 +1,6 @@
 import EventHTTP
 
-/// `?conflate=true` on a stream (API.md "Conflation"): which queued events a newer one may
+/// `?conflate=true` on a stream (openapi.yaml "Conflation"): which queued events a newer one may
 /// replace while the client is behind. One key per preference, one for `things`, one for
 /// `posts`; `reset` and anything else is never replaced.
 enum EventConflation {

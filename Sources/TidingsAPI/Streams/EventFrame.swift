@@ -1,35 +1,26 @@
+import EventHTTP
 import Foundation
 import Observing
 
-/// Builds Server-Sent-Events frames. Each event is encoded once, when it is announced, and the
-/// same bytes are written to every stream that covers it (and kept for replay).
-///
-/// JSON from `JSONEncoder` never contains a raw line break (strings escape `\n` and `\r`), so
-/// `data:` is always one line and no value can forge a field or an event.
+/// The application's Server-Sent-Events frames: `id:` a revision, `event:` a name, `data:` one
+/// line of JSON. Each event is encoded once, when it is announced, and the same bytes are
+/// written to every stream that covers it (and kept for replay). The framing itself is
+/// EventHTTP's ``ServerSentEvent``; the JSON is ``JSONCoding``'s.
 enum EventFrame {
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
-        return encoder
-    }()
-
     /// `id: <id>`, `event: <name>`, `data: <json>`, blank line.
     static func frame(id: UInt64, event: String, json: String) -> [UInt8] {
-        var text = "id: \(id)\nevent: \(event)\ndata: "
-        text.reserveCapacity(text.utf8.count + json.utf8.count + 2)
-        text += json
-        text += "\n\n"
-        return Array(text.utf8)
+        ServerSentEvent(id: String(id), event: event, data: json).encoded
     }
 
     static func frame(id: UInt64, event: String, data: some Encodable) -> [UInt8] {
         frame(id: id, event: event, json: json(data))
     }
 
-    /// One line of JSON for `value`. Encoding our own plain data types cannot fail.
+    /// One line of JSON for `value` (compact, keys sorted; `JSONEncoder` escapes every line
+    /// break inside strings, so `data:` stays one line). Encoding our own plain data types
+    /// cannot fail: they hold no non-finite numbers (declarations refuse them).
     static func json(_ value: some Encodable) -> String {
-        // JSONEncoder is documented thread-safe for encoding; all callers are on the loop anyway.
-        let data = try! encoder.encode(value)
+        let data = try! JSONCoding.encoder.encode(value)
         return String(decoding: data, as: UTF8.self)
     }
 }

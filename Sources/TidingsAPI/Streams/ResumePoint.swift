@@ -14,9 +14,14 @@ extension StreamHub {
     /// `Last-Event-ID` (what `EventSource` sends on reconnect; it wins) or `?lastEventId=`:
     /// 1 to 20 decimal digits, else 400.
     static func resumePoint(_ request: Request) throws(ProblemDetails) -> ResumePoint {
+        try resumePoint(header: request.headers["Last-Event-ID"], query: request.query("lastEventId"))
+    }
+
+    /// The same from the raw header and the decoded query value (either may be absent).
+    static func resumePoint(header: String?, query: String?) throws(ProblemDetails) -> ResumePoint {
         // Both are checked when both are sent (a malformed one is a 400 either way); the header wins.
-        let header = try request.headers["Last-Event-ID"].map(parse)
-        let query = try request.query("lastEventId").map(parse)
+        let header = try header.map(parse)
+        let query = try query.map(parse)
         return header ?? query ?? .none
     }
 

@@ -29,14 +29,7 @@ final class StreamHub {
     /// or `?lastEventId=`).
     func open(_ request: Request, responder: Responder, coverage: StreamCoverage) throws(ProblemDetails) {
         let resume = try Self.resumePoint(request)
-        if request.method == .HEAD {
-            // HEAD gets the stream's headers and nothing else; opening a stream would leave
-            // the connection streaming an empty body, so the client's next request hangs.
-            responder.send(Response(status: 200, headers: [
-                "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
-            ]))
-            return
-        }
+        // nil also for HEAD: EventHTTP answered it with the stream's headers and no stream.
         guard let stream = responder.startEventStream(retryMilliseconds: 3_000) else { return }
         let current = state.revision
         // OFREP hook: the same journal entries, encoded as OFREP notifications.

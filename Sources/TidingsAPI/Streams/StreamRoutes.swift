@@ -2,7 +2,7 @@ import Foundation
 import EventHTTP
 import Observing
 
-/// The event-stream endpoints of API.md: per resource, per key, and the multiplexed `/events`
+/// The event-stream endpoints of openapi.yaml: per resource, per key, and the multiplexed `/events`
 /// that lets a browser carry everything on one connection.
 @MainActor
 struct StreamRoutes {
@@ -30,7 +30,7 @@ struct StreamRoutes {
         }
     }
 
-    /// `?conflate=true`: the stream conflates instead of being cut off (API.md), then the hub.
+    /// `?conflate=true`: the stream conflates instead of being cut off (openapi.yaml), then the hub.
     private func open(_ request: Request, _ responder: Responder, coverage: StreamCoverage) throws(ProblemDetails) {
         if try EventConflation.requested(request) { responder.conflateEventStream(keyedBy: EventConflation.key(of:)) }
         try hub.open(request, responder: responder, coverage: coverage)

@@ -42,7 +42,7 @@ enum Problems {
         case let .preconditionFailed(key, current):
             return ProblemDetails(status: 412, title: "Precondition Failed",
                                   detail: "Preference '\(key)' is at revision \(current), not the one If-Match names.",
-                                  headers: ["ETag": "\"\(current)\""])
+                                  headers: ["ETag": EntityTag(revision: current).header])
         case .storeFailed:
             return ProblemDetails(status: 503, title: "Service Unavailable",
                                   detail: "The change could not be stored; nothing was changed. Try again.",

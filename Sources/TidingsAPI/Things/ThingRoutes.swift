@@ -18,7 +18,7 @@ struct ThingLookup: Encodable {
     let thing: String
 }
 
-/// The Things resource of API.md: the acronym list, normalised by the library's rules, read
+/// The Things resource of openapi.yaml: the acronym list, normalised by the library's rules, read
 /// from memory, written through the durable write pipeline.
 @MainActor
 struct ThingRoutes {
@@ -29,8 +29,8 @@ struct ThingRoutes {
     func register(on router: Router) {
         router.get("/things") { request, responder in
             let revision = state.thingsRevision
-            if let tags = request.entityTags("If-None-Match"), tags.contains("*") || tags.contains(String(revision)) {
-                responder.send(Response(status: 304, headers: ["ETag": "\"\(revision)\""]))
+            if let tags = request.entityTags("If-None-Match"), EntityTag(revision: revision).isMatched(by: tags) {
+                responder.send(Response(status: 304, headers: ["ETag": EntityTag(revision: revision).header]))
                 return
             }
             responder.send(listResponse())
@@ -42,7 +42,7 @@ struct ThingRoutes {
                 case let .success(.thingAdded(thing, revision)):
                     responder.send(.json(ThingRecord(thing: thing, revision: revision), status: 201, headers: [
                         "Location": "/things/" + percentEncodedPathSegment(thing),
-                        "ETag": "\"\(revision)\"",
+                        "ETag": EntityTag(revision: revision).header,
                     ]))
                 case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
                 case .success: responder.send(listResponse())
@@ -96,7 +96,7 @@ struct ThingRoutes {
         let revision = state.thingsRevision
         if let cached = cache.list, cached.revision == revision { return cached.response }
         let response = Response.json(ThingsList(things: state.things.things, revision: revision),
-                                     headers: ["ETag": "\"\(revision)\""])
+                                     headers: ["ETag": EntityTag(revision: revision).header])
         cache.list = (revision, response)
         return response
     }
