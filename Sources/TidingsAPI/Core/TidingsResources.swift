@@ -61,7 +61,7 @@ public final class TidingsResources {
         ThingRoutes(state: state, writes: writes).register(on: app.router)
         StreamRoutes(state: state, hub: streams).register(on: app.router)
         OFREPRoutes.register(state: state, hub: streams, on: app.router)
-        DashboardRoute.register(on: app.router)
+        try DashboardRoute.register(on: app.router)
         ContractRoute.register(preferences: preferences, on: app.router)
         // Metrics: open streams, events published, store write latency (Metrics/).
         ResourceMetrics.attach(state: state, writes: writes, streams: streams)
