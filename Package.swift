@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "tidings", targets: ["tidings"]),
         .library(name: "Observing", targets: ["Observing"]),
+        .library(name: "TidingsModel", targets: ["TidingsModel"]),
         .library(name: "EventHTTP", targets: ["EventHTTP"]),
         .library(name: "TidingsClient", targets: ["TidingsClient"]),
         .executable(name: "tidings-client", targets: ["tidings-client"]),
@@ -43,10 +44,17 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // The observation library: wrappers, preferences, per-key subjects, environment,
-        // data loader, thing store. No HTTP, no libevent, no SQL.
+        // data loader, thing store. Reusable, with no Tidings rules. No HTTP, no libevent, no SQL.
         .target(
             name: "Observing",
             dependencies: [.product(name: "OpenCombine", package: "OpenCombine")],
+            swiftSettings: strictSettings
+        ),
+        // Tidings' own rules over the library: the built-in preferences, the acronym rules and
+        // text case.
+        .target(
+            name: "TidingsModel",
+            dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")],
             swiftSettings: strictSettings
         ),
         // Durable storage (SQLite through GRDB, WAL mode; or PostgreSQL through postgres-nio).
@@ -63,7 +71,7 @@ let package = Package(
         .target(
             name: "TidingsAPI",
             dependencies: [
-                "EventHTTP", "Observing", "TidingsStore",
+                "EventHTTP", "Observing", "TidingsModel", "TidingsStore",
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -81,7 +89,7 @@ let package = Package(
         .executableTarget(
             name: "tidings",
             dependencies: [
-                "TidingsAPI", "EventHTTP",
+                "TidingsAPI", "TidingsModel", "EventHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -123,10 +131,11 @@ let package = Package(
 
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP"]),
         .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
+        .testTarget(name: "TidingsModelTests", dependencies: ["TidingsModel", "Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore"]),
         // The API's logic in-process: the change path, the write pipeline; no binary, no port.
         .testTarget(name: "TidingsAPITests", dependencies: [
-            "TidingsAPI", "TidingsStore", "Observing",
+            "TidingsAPI", "TidingsModel", "TidingsStore", "Observing",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "Logging", package: "swift-log"),
         ]),

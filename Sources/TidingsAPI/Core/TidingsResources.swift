@@ -2,6 +2,7 @@ import EventHTTP
 import Foundation
 import Logging
 import Observing
+import TidingsModel
 import TidingsStore
 
 /// Why the resources could not start (bad `--preferences` file, unusable data directory).
@@ -43,7 +44,7 @@ public final class TidingsResources {
             throw StartupError(description: "cannot read the store in \(where_): \(error)")
         }
         let preferences = try Self.makePreferences(configuration, store: InMemoryKeyValueStore(Self.storedValues(snapshot)))
-        let textCase: TextCase = configuration.textCase == .upper ? .upper : .none
+        let textCase = configuration.textCase
         let journal = EventJournal(capacity: configuration.replayBuffer, maxBytes: configuration.replayBytes, floor: snapshot.revision)
         // The history up to the snapshot; later changes arrive through the feed like any other.
         let retained = history.filter { $0.revision <= snapshot.revision }
