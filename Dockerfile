@@ -24,9 +24,12 @@ COPY Sources ./Sources
 COPY Benchmarks ./Benchmarks
 COPY Tests ./Tests
 # The Swift runtime and Foundation are linked statically; what stays dynamic is libc, libevent,
-# SQLite and Foundation's system dependencies (listed in the runtime stage).
+# SQLite and Foundation's system dependencies (listed in the runtime stage). The dashboard's files
+# are SwiftPM resources in a bundle directory that the binary reads at start-up from beside itself.
 RUN swift build -c release --static-swift-stdlib --product tidings \
- && install -D -m 0755 "$(swift build -c release --show-bin-path)/tidings" /out/tidings
+ && bin="$(swift build -c release --show-bin-path)" \
+ && install -D -m 0755 "$bin/tidings" /out/tidings \
+ && cp -R "$bin/Tidings_TidingsAPI.resources" /out/
 
 # ---- runtime ----------------------------------------------------------------------------------
 FROM ${RUNTIME_IMAGE} AS runtime
@@ -49,6 +52,8 @@ RUN groupadd --system --gid 10001 tidings \
  && chown tidings:tidings /data
 
 COPY --from=build /out/tidings /usr/local/bin/tidings
+# Next to the binary, where it looks for the bundle (a missing one stops it at start-up).
+COPY --from=build /out/Tidings_TidingsAPI.resources /usr/local/bin/Tidings_TidingsAPI.resources
 
 ENV TIDINGS_HOST=0.0.0.0 \
     TIDINGS_PORT=8080 \

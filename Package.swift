@@ -17,6 +17,7 @@ let package = Package(
     products: [
         .executable(name: "tidings", targets: ["tidings"]),
         .library(name: "Observing", targets: ["Observing"]),
+        .library(name: "TidingsModel", targets: ["TidingsModel"]),
         .library(name: "EventHTTP", targets: ["EventHTTP"]),
         .library(name: "TidingsClient", targets: ["TidingsClient"]),
         .executable(name: "tidings-client", targets: ["tidings-client"]),
@@ -46,10 +47,16 @@ let package = Package(
             ]
         ),
         // The observation library: wrappers, preferences, per-key subjects, environment,
-        // data loader, thing store. No HTTP, no libevent, no SQL.
+        // data loader, thing store. Reusable, with no Tidings rules. No HTTP, no libevent, no SQL.
         .target(
             name: "Observing",
             dependencies: [.product(name: "OpenCombine", package: "OpenCombine")]
+        ),
+        // Tidings' own rules over the library: the built-in preferences, the acronym rules and
+        // text case.
+        .target(
+            name: "TidingsModel",
+            dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]
         ),
         // Durable storage (SQLite through GRDB, WAL mode; or PostgreSQL through postgres-nio).
         .target(
@@ -64,12 +71,15 @@ let package = Package(
         .target(
             name: "TidingsAPI",
             dependencies: [
-                "EventHTTP", "Observing", "TidingsStore",
+                "EventHTTP", "Observing", "TidingsModel", "TidingsStore",
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            // The dashboard's HTML, CSS and JavaScript, read at start-up from the bundle SwiftPM
+            // puts next to the executable (the Dockerfile copies it next to the binary).
+            resources: [.process("Dashboard/Resources")],
             // FoundationNetworking (the upstream feed client) runs on libcurl; a build with the
             // static Swift runtime (as in the container) must link it explicitly.
             linkerSettings: [.linkedLibrary("curl", .when(platforms: [.linux]))]
@@ -78,7 +88,7 @@ let package = Package(
         .executableTarget(
             name: "tidings",
             dependencies: [
-                "TidingsAPI", "EventHTTP",
+                "TidingsAPI", "TidingsModel", "EventHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -116,9 +126,10 @@ let package = Package(
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP"]),
         .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore", "TestFixtures"]),
+        .testTarget(name: "TidingsModelTests", dependencies: ["TidingsModel", "Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         // The API's logic in-process: the change path, the write pipeline; no binary, no port.
         .testTarget(name: "TidingsAPITests", dependencies: [
-            "TidingsAPI", "TidingsStore", "Observing",
+            "TidingsAPI", "TidingsModel", "TidingsStore", "Observing",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -4,6 +4,7 @@
 // Built and run by Fuzz/run.sh (`make fuzz`, and briefly in `make test`).
 import Foundation
 import Observing
+import TidingsModel
 @testable import EventHTTP
 
 /// Preferences with every type and constraint kind, created once.

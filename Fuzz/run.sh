@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 BUILD=.build/fuzz
 D=$BUILD/debug
-swift build --build-path "$BUILD" --sanitize=fuzzer --target Observing
+swift build --build-path "$BUILD" --sanitize=fuzzer --target TidingsModel
 swift build --build-path "$BUILD" --sanitize=fuzzer --target EventHTTP
 
 objects() { for target in "$@"; do ls "$D/$target.build/"*.o; done; }
@@ -19,7 +19,7 @@ link() { # name, harness files...
     -I "$D/Modules" -I Sources/CLibevent \
     -Xcc -fmodule-map-file="$D/COpenCombineHelpers.build/module.modulemap" \
     -Xcc -I.build/checkouts/OpenCombine/Sources/COpenCombineHelpers/include \
-    "$@" $(objects EventHTTP Observing OpenCombine COpenCombineHelpers Logging) \
+    "$@" $(objects EventHTTP Observing TidingsModel OpenCombine COpenCombineHelpers Logging) \
     -levent -levent_pthreads -lstdc++ -o "$BUILD/$name"
 }
 link body-fuzzer Fuzz/BodyFuzz.swift

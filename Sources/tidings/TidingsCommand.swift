@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import TidingsAPI
+import TidingsModel
 
 /// The command line of openapi.yaml. Every flag may also come from `TIDINGS_<FLAG>` (upper snake
 /// case; repeatable flags take a comma-separated list there); a flag on the command line wins.
@@ -77,7 +78,7 @@ struct TidingsCommand: ParsableCommand {
         configuration.feedTimeout = try number(feedTimeout, "FEED_TIMEOUT", configuration.feedTimeout)
         configuration.preferencesFile = preferencesFile ?? env("PREFERENCES")
         let caseText = textCase ?? env("TEXT_CASE") ?? configuration.textCase.rawValue
-        guard let parsedCase = TidingsConfiguration.TextCase(rawValue: caseText.lowercased()) else {
+        guard let parsedCase = TextCase(rawValue: caseText.lowercased()) else {
             throw ValidationError("--text-case must be upper or none, not '\(caseText)'.")
         }
         configuration.textCase = parsedCase

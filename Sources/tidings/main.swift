@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import TidingsAPI
 import ArgumentParser
+import TidingsModel
 
 let command = TidingsCommand.parseOrExit()
 let configuration: TidingsConfiguration

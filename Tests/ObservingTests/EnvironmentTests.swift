@@ -5,10 +5,18 @@ private enum GreetingKey: EnvironmentKey {
     static let defaultValue = "hello"
 }
 
+private enum VolumeKey: EnvironmentKey {
+    static let defaultValue = 3
+}
+
 extension EnvironmentValues {
     fileprivate var greeting: String {
         get { self[GreetingKey.self] }
         set { self[GreetingKey.self] = newValue }
+    }
+    fileprivate var volume: Int {
+        get { self[VolumeKey.self] }
+        set { self[VolumeKey.self] = newValue }
     }
 }
 
@@ -16,7 +24,7 @@ extension EnvironmentValues {
 private final class Greeter: EnvironmentOwner {
     var environment = EnvironmentValues()
     @Environment(\.greeting) var greeting: String
-    @Environment(\.textCase) var textCase: TextCase
+    @Environment(\.volume) var volume: Int
 }
 
 /// Idea 6: typed keys with defaults, per-owner overrides, read when the owner is evaluated.
@@ -26,13 +34,13 @@ final class EnvironmentTests: XCTestCase {
         let plain = Greeter()
         let custom = Greeter()
         custom.environment.greeting = "moin"
-        custom.environment.textCase = .none
+        custom.environment.volume = 11
         plain.updateDynamicProperties()
         custom.updateDynamicProperties()
         XCTAssertEqual(plain.greeting, "hello")
-        XCTAssertEqual(plain.textCase, .upper)
+        XCTAssertEqual(plain.volume, 3)
         XCTAssertEqual(custom.greeting, "moin")
-        XCTAssertEqual(custom.textCase, .none)
+        XCTAssertEqual(custom.volume, 11)
     }
 
     func testValuesAreReadAtEvaluationAndUpdateIsIdempotent() async {
@@ -43,14 +51,6 @@ final class EnvironmentTests: XCTestCase {
         owner.updateDynamicProperties()
         owner.updateDynamicProperties()
         XCTAssertEqual(owner.greeting, "servus")
-    }
-
-    func testOverridingTheTextCaseOfAThingStoreInATest() async throws {
-        let upper = ThingStore()
-        let asTyped = ThingStore()
-        asTyped.environment.textCase = .none
-        XCTAssertEqual(try upper.add("yolo"), "YOLO")
-        XCTAssertEqual(try asTyped.add("yolo"), "yolo")
     }
 
     func testOverridingTheHTTPClientOfALoaderAfterCreation() async {

@@ -10,6 +10,15 @@ private final class WithoutExplicitPublisher: ObservableObject, PreferencesBacke
     lazy var preferences = Preferences.declared(by: self)
 }
 
+/// The same, with the publisher declared explicitly as the container's (as TidingsModel's
+/// `BuiltInPreferences` does).
+@MainActor
+private final class WithExplicitPublisher: PreferencesBacked, @preconcurrency ObservableObject {
+    @UserDefault("readyForAction") var readyForAction = false
+    lazy var preferences = Preferences.declared(by: self)
+    var objectWillChange: ObservableObjectPublisher { preferences.objectWillChange }
+}
+
 /// The OpenCombine trap from the issue.
 @MainActor
 final class ObservableObjectTrapTests: XCTestCase {
@@ -24,7 +33,7 @@ final class ObservableObjectTrapTests: XCTestCase {
     }
 
     func testExplicitPublisherIsStableAndDelivers() async {
-        let builtIn = BuiltInPreferences()
+        let builtIn = WithExplicitPublisher()
         XCTAssertTrue(builtIn.objectWillChange === builtIn.objectWillChange)
         var received = 0
         let c = builtIn.objectWillChange.sink { received += 1 }

@@ -6,13 +6,13 @@ import XCTest
 @MainActor
 final class WillSetOrderTests: XCTestCase {
     func testUserDefaultOwnerAnnouncesBeforeTheValueChanges() async throws {
-        let builtIn = BuiltInPreferences()
+        let owner = TestPreferences()
         var seen: [Int] = []
-        let c = builtIn.objectWillChange.sink { seen.append(builtIn.age) }
-        builtIn.age = 6
-        builtIn.age = 7
-        XCTAssertEqual(seen, [5, 6], "each announcement must see the old value")
-        XCTAssertEqual(builtIn.age, 7)
+        let c = owner.preferences.objectWillChange.sink { seen.append(owner.a) }
+        owner.a = 6
+        owner.a = 7
+        XCTAssertEqual(seen, [0, 6], "each announcement must see the old value")
+        XCTAssertEqual(owner.a, 7)
         c.cancel()
     }
 
@@ -29,8 +29,8 @@ final class WillSetOrderTests: XCTestCase {
         let store = ThingStore()
         var seen: [[String]] = []
         let c = store.objectWillChange.sink { seen.append(store.things) }
-        try store.add("yolo")
-        try store.add("btw")
+        store.apply(.add("YOLO"))
+        store.apply(.add("BTW"))
         XCTAssertEqual(seen, [[], ["YOLO"]])
         c.cancel()
     }

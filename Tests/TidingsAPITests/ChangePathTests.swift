@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Observing
 import OpenCombine
+import TidingsModel
 import TidingsStore
 import XCTest
 @testable import TidingsAPI

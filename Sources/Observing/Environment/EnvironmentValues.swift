@@ -54,7 +54,7 @@ extension EnvironmentOwner {
     }
 }
 
-/// Reads one environment value of its owner: `@Environment(\.textCase) var textCase`.
+/// Reads one environment value of its owner: `@Environment(\.httpClient) var httpClient`.
 ///
 /// The value is the one resolved at the owner's last ``EnvironmentOwner/updateDynamicProperties()``
 /// (or, before the first one, the owner's current environment).

@@ -12,6 +12,8 @@ public protocol PreferencesReader: AnyObject {
 /// The value proxies the source's container; `$name` is a ``PreferenceBinding`` — a get/set
 /// pair plus the publisher of that key alone (current value, then each change).
 ///
+/// With `BuiltInPreferences` (TidingsModel's built-in set) as the source:
+///
 /// ```swift
 /// final class Greeter: PreferencesReader {
 ///     let preferenceSource: BuiltInPreferences
@@ -98,6 +100,3 @@ public struct PreferenceBinding<Value> {
         nonmutating set { set(newValue) }
     }
 }
-
-/// `@Preference` over the built-in set, so the root can be left out: `@BuiltInPreference(\.name) var name`.
-public typealias BuiltInPreference<Value: PreferenceRepresentable> = Preference<BuiltInPreferences, Value>

@@ -8,6 +8,8 @@ public import OpenCombine
 /// traps if `objectWillChange` is touched elsewhere). A change to key A is sent on A's own
 /// `CurrentValueSubject`, so observers of other keys run no code at all.
 ///
+/// With TidingsModel's built-in set (`BuiltInPreferences`, declared with ``UserDefault``):
+///
 /// ```swift
 /// let prefs = BuiltInPreferences().preferences
 /// let c = prefs.publisher(forKey: "age")!.sink { print($0) }  // 5, then each change

@@ -7,16 +7,17 @@ public enum ThingChange: Sendable, Hashable {
     case replace
 }
 
-/// An observable, ordered list of unique, normalised strings (the acronym list).
+/// An observable, ordered list of unique strings (Tidings keeps its acronyms in one).
 ///
 /// Confined to the main actor. `things` is `@Published` (will-set order, current value on
-/// subscription); ``changes`` tells what happened. Text case comes from the owner's
-/// environment, read at each operation.
+/// subscription); ``changes`` tells what happened. The store only keeps the list: what may
+/// go in it is its owner's rules (Tidings' acronym rules, in `TidingsModel`, check an edit and
+/// then ``apply(_:revision:payload:)`` it). The environment carries the rules' settings.
 ///
 /// ```swift
 /// let store = ThingStore()
-/// try store.add(" yolo ")   // "YOLO"
-/// store.environment.textCase = .none
+/// store.apply(.add("YOLO"))   // true: added and announced
+/// store.apply(.add("YOLO"))   // false: already there, nothing announced
 /// ```
 @MainActor
 public final class ThingStore: @preconcurrency ObservableObject, EnvironmentOwner {
@@ -24,9 +25,8 @@ public final class ThingStore: @preconcurrency ObservableObject, EnvironmentOwne
     /// Declared explicitly so that it is the same publisher on every access.
     public let objectWillChange = ObservableObjectPublisher()
     public var environment: EnvironmentValues
-    @Environment(\.textCase) public var textCase: TextCase
-
-    private var members = Set<String>()
+    /// The same things as a set, for O(1) membership checks (the order is in ``things``).
+    public private(set) var members = Set<String>()
     private let changeSubject = PassthroughSubject<ThingUpdate, Never>()
 
     public init(_ things: [String] = [], environment: EnvironmentValues = EnvironmentValues()) {
@@ -45,41 +45,8 @@ public final class ThingStore: @preconcurrency ObservableObject, EnvironmentOwne
 
     public func contains(_ thing: String) -> Bool { members.contains(thing) }
 
-    /// The normalised form of `raw` under this store's current text case.
-    public func normalize(_ raw: String) -> String {
-        updateDynamicProperties()
-        return ThingRules.normalize(raw, textCase: textCase)
-    }
-
-    /// Normalises, checks and appends `raw`; returns the stored thing.
-    @discardableResult
-    public func add(_ raw: String) throws(ThingError) -> String {
-        updateDynamicProperties()
-        let thing = try ThingRules.validateAdd(raw, to: members, textCase: textCase)
-        apply(.add(thing))
-        return thing
-    }
-
-    /// Removes the thing `raw` normalises to; returns it.
-    @discardableResult
-    public func remove(_ raw: String) throws(ThingError) -> String {
-        let thing = normalize(raw)
-        guard members.contains(thing) else { throw .notFound(thing) }
-        apply(.remove(thing))
-        return thing
-    }
-
-    /// Replaces the whole list, atomically: on any error nothing changes.
-    @discardableResult
-    public func replaceAll(_ raws: [String]) throws(ThingError) -> [String] {
-        updateDynamicProperties()
-        let list = try ThingRules.validateList(raws, textCase: textCase)
-        apply(.replaceAll(list))
-        return list
-    }
-
-    /// Applies an edit the caller already checked with ``ThingRules`` (against a shadow copy)
-    /// and made durable — the server's path. Things must be normalised already. Returns false,
+    /// Applies an edit the owner already checked by its rules (the server: against a shadow
+    /// copy, and made durable first). Returns false,
     /// changing and announcing nothing, when the edit no longer fits (adding a thing that is
     /// present, removing one that is absent, a replacement list with duplicates).
     ///
@@ -120,7 +87,7 @@ public struct ThingUpdate: Sendable {
     public let payload: (any Sendable)?
 }
 
-/// A change to a ``ThingStore`` whose things are already normalised and validated.
+/// A change to a ``ThingStore`` whose things its owner already normalised and validated.
 public enum ThingEdit: Sendable, Hashable {
     case add(String)
     case remove(String)

@@ -1,14 +1,10 @@
 public import EventHTTP
 import Foundation
+public import TidingsModel
 
 /// Every setting of the `tidings` executable (openapi.yaml "Running"), with its defaults.
 /// Built by the command line (flags, then `TIDINGS_*` environment variables).
 public struct TidingsConfiguration: Sendable, Equatable {
-    /// How incoming things (acronyms) are normalised.
-    public enum TextCase: String, Sendable, CaseIterable {
-        case upper, none
-    }
-
     /// `--host`: address to listen on.
     public var host = "127.0.0.1"
     /// `--port`: 0 picks a free port (printed in the listening line).
@@ -23,7 +19,7 @@ public struct TidingsConfiguration: Sendable, Equatable {
     public var feedTimeout: Double = 10
     /// `--preferences`: a JSON schema file replacing the built-in preference set.
     public var preferencesFile: String?
-    /// `--text-case`.
+    /// `--text-case`: how incoming things (acronyms) are normalised.
     public var textCase: TextCase = .upper
     /// `--api-token` (repeatable): bearer tokens allowed to write.
     public var apiTokens: [String] = []

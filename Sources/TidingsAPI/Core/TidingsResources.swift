@@ -2,6 +2,7 @@ import EventHTTP
 import Foundation
 import Logging
 import Observing
+import TidingsModel
 import TidingsStore
 
 /// Why the resources could not start (bad `--preferences` file, unusable data directory).
@@ -43,7 +44,7 @@ public final class TidingsResources {
             throw StartupError(description: "cannot read the store in \(where_): \(error)")
         }
         let preferences = try Self.makePreferences(configuration, store: InMemoryKeyValueStore(Self.storedValues(snapshot)))
-        let textCase: TextCase = configuration.textCase == .upper ? .upper : .none
+        let textCase = configuration.textCase
         let journal = EventJournal(capacity: configuration.replayBuffer, maxBytes: configuration.replayBytes, floor: snapshot.revision)
         // The history up to the snapshot; later changes arrive through the feed like any other.
         let retained = history.filter { $0.revision <= snapshot.revision }
@@ -61,7 +62,7 @@ public final class TidingsResources {
         ThingRoutes(state: state, writes: writes).register(on: app.router)
         StreamRoutes(state: state, hub: streams).register(on: app.router)
         OFREPRoutes.register(state: state, hub: streams, on: app.router)
-        DashboardRoute.register(on: app.router)
+        try DashboardRoute.register(on: app.router)
         ContractRoute.register(preferences: preferences, on: app.router)
         // Metrics: open streams, events published, store write latency (Metrics/).
         ResourceMetrics.attach(state: state, writes: writes, streams: streams)

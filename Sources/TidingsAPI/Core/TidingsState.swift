@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Observing
 import OpenCombine
+import TidingsModel
 import TidingsStore
 
 /// Everything the server holds in memory: the observable objects (the cache every read is

@@ -1,5 +1,6 @@
 import Foundation
 import Observing
+import TidingsModel
 import TidingsStore
 
 /// A change a client asked for, before it is checked.

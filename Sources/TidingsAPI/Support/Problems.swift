@@ -1,5 +1,6 @@
 import EventHTTP
 import Observing
+import TidingsModel
 
 /// The problem answers the resources share, so every route words them the same way.
 enum Problems {

@@ -1,5 +1,6 @@
 import EventHTTP
 import Observing
+import TidingsModel
 
 private struct ThingBody: Decodable { let thing: String }
 private struct ThingsBody: Decodable { let things: [String] }

@@ -1,3 +1,4 @@
+public import Observing
 public import OpenCombine
 
 /// The server's built-in preference set (API.md), declared once, here. The container
@@ -32,3 +33,6 @@ public final class BuiltInPreferences: PreferencesBacked, @preconcurrency Observ
         self.store = store
     }
 }
+
+/// `@Preference` over the built-in set, so the root can be left out: `@BuiltInPreference(\.name) var name`.
+public typealias BuiltInPreference<Value: PreferenceRepresentable> = Preference<BuiltInPreferences, Value>

@@ -1,6 +1,7 @@
 import OpenCombine
 import XCTest
-@testable import Observing
+import Observing
+@testable import TidingsModel
 
 @MainActor
 private final class Greeter: PreferencesReader {

@@ -1,5 +1,6 @@
 import XCTest
-@testable import Observing
+import Observing
+@testable import TidingsModel
 
 /// Idea 3: the built-in set is declared once (wrappers) and the container lists it.
 @MainActor
@@ -26,13 +27,5 @@ final class BuiltInPreferencesTests: XCTestCase {
         XCTAssertEqual(store.value(forKey: "age"), .integer(40), "written through")
         try builtIn.preferences.set(.integer(2), forKey: "speed")
         XCTAssertEqual(builtIn.speed, 2.0)
-    }
-
-    func testAnOutOfConstraintWriteThroughAPropertyIsIgnored() async {
-        let owner = TestPreferences()
-        owner.level = 99
-        XCTAssertEqual(owner.level, 1)
-        owner.level = 7
-        XCTAssertEqual(owner.level, 7)
     }
 }

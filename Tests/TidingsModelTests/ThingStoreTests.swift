@@ -1,6 +1,7 @@
 import OpenCombine
 import XCTest
-@testable import Observing
+import Observing
+@testable import TidingsModel
 
 /// Idea 8: the thing store and every rule, each with its own error.
 @MainActor
@@ -75,6 +76,15 @@ final class ThingStoreTests: XCTestCase {
         XCTAssertTrue(store.contains("BTW"))
         XCTAssertFalse(store.contains("YOLO"))
         _ = (a, b)
+    }
+
+    func testOverridingTheTextCaseOfAThingStoreInATest() async throws {
+        let upper = ThingStore()
+        let asTyped = ThingStore()
+        asTyped.environment.textCase = .none
+        XCTAssertEqual(try upper.add("yolo"), "YOLO")
+        XCTAssertEqual(try asTyped.add("yolo"), "yolo")
+        XCTAssertEqual(EnvironmentValues().textCase, .upper, "the default")
     }
 
     func testPureRulesValidateABatchAgainstAShadowCopy() async throws {

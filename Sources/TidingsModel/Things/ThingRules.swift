@@ -1,49 +1,7 @@
 import Foundation
 
-/// How things are case-normalised (`--text-case`).
-public enum TextCase: String, Sendable, Hashable, CaseIterable {
-    /// Unicode full upper-casing, the same in every locale: "straße" → "STRASSE".
-    case upper
-    /// Kept as typed (after trimming).
-    case none
-}
-
-enum TextCaseKey: EnvironmentKey {
-    static let defaultValue: TextCase = .upper
-}
-
-extension EnvironmentValues {
-    /// How the thing store normalises text (default ``TextCase/upper``).
-    public var textCase: TextCase {
-        get { self[TextCaseKey.self] }
-        set { self[TextCaseKey.self] = newValue }
-    }
-}
-
-/// Why a thing was refused. Each rule has its own case (the server maps them: 422, or 409 for
-/// ``duplicate``, 404 for ``notFound``).
-public enum ThingError: Error, Sendable, Hashable, CustomStringConvertible {
-    case empty
-    case tooLong(length: Int, limit: Int)
-    case controlCharacters
-    case duplicate(String)
-    case tooMany(limit: Int)
-    case notFound(String)
-
-    public var description: String {
-        switch self {
-        case .empty: "a thing must not be empty"
-        case let .tooLong(length, limit): "a thing must be at most \(limit) Unicode scalars long after NFC normalisation (this one has \(length))"
-        case .controlCharacters: "a thing must not contain control characters"
-        case let .duplicate(thing): "\"\(thing)\" already exists"
-        case let .tooMany(limit): "at most \(limit) things are allowed"
-        case let .notFound(thing): "\"\(thing)\" does not exist"
-        }
-    }
-}
-
-/// The thing rules as pure functions, so the server can check a batch of queued writes
-/// against a shadow copy before making them durable. ``ThingStore`` uses the same functions.
+/// The acronym rules as pure functions, so the server can check a batch of queued writes
+/// against a shadow copy before making them durable; ``ThingStore``'s checked edits use the same ones.
 public enum ThingRules {
     /// The longest thing, in Unicode scalars after normalisation (NFC), so combining marks
     /// count: a grapheme-cluster limit would let one "character" carry megabytes.
