@@ -118,7 +118,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP"]),
+        .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "TestFixtures"]),
         .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore", "TestFixtures"]),
         // The API's logic in-process: the change path, the write pipeline; no binary, no port.
