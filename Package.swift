@@ -123,7 +123,7 @@ let package = Package(
             path: "Benchmarks/PostgresStoreBench"
         ),
 
-        .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP"]),
+        .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "TestFixtures"]),
         .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore", "TestFixtures"]),
         .testTarget(name: "TidingsModelTests", dependencies: ["TidingsModel", "Observing", .product(name: "OpenCombine", package: "OpenCombine")]),

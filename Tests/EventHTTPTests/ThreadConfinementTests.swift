@@ -1,0 +1,54 @@
+import Foundation
+import TestFixtures
+import XCTest
+@testable import EventHTTP
+
+/// The owning-thread record behind the debug-build confinement checks, and the one errno helper.
+final class ThreadConfinementTests: XCTestCase {
+    func testOnlyTheBoundThreadIsTheOwner() {
+        let confinement = ThreadConfinement()
+        XCTAssertFalse(confinement.isCurrentThreadOwner, "nobody owns it before binding")
+        confinement.check("unbound")   // passes: set-up code runs before the loop does
+        confinement.bindToCurrentThread()
+        XCTAssertTrue(confinement.isCurrentThreadOwner)
+        confinement.check("owner")
+        let elsewhere = DispatchSemaphore(value: 0)
+        let seenElsewhere = Locked(true)
+        Thread {
+            seenElsewhere.withLock { $0 = confinement.isCurrentThreadOwner }
+            elsewhere.signal()
+        }.start()
+        elsewhere.wait()
+        XCTAssertFalse(seenElsewhere.current, "another thread is not the owner")
+        confinement.unbind()
+        XCTAssertFalse(confinement.isCurrentThreadOwner)
+    }
+
+    func testTheLoopIsOwnedByTheThreadRunningIt() throws {
+        let loop = try EventLoop()
+        XCTAssertFalse(loop.isOnLoopThread)
+        let ran = DispatchSemaphore(value: 0)
+        let onLoop = Locked(false)
+        let thread = Thread { loop.run() }
+        thread.start()
+        loop.execute {
+            onLoop.withLock { $0 = loop.isOnLoopThread }
+            ran.signal()
+        }
+        ran.wait()
+        loop.stop()
+        XCTAssertTrue(onLoop.current)
+        XCTAssertFalse(loop.isOnLoopThread, "the test thread is not the loop's")
+    }
+
+    func testSyscallCapturesErrnoAsATypedError() {
+        XCTAssertThrowsError(try syscall("close") { close(-1) }) { error in
+            XCTAssertEqual(error as? SystemError, SystemError(call: "close", code: EBADF))
+            XCTAssertEqual((error as? SystemError)?.isTransient, false)
+            XCTAssertTrue("\(error)".hasPrefix("close: "), "\(error)")
+        }
+        let descriptor = try? syscall("dup") { dup(0) }
+        XCTAssertNotNil(descriptor)
+        if let descriptor { close(descriptor) }
+    }
+}
