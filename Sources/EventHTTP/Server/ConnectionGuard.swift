@@ -1,3 +1,4 @@
+import HTTPTypes
 import CLibevent
 import Foundation
 
@@ -227,7 +228,7 @@ final class ConnectionGuard {
         guard let (contentEnd, consumed) = Self.endOfHead(head, from: scanFrom) else {
             evbuffer_drain(source, available)
             if head.count > maxHeadBytes {
-                refuse(FramingRefusal(status: 431, detail: "The request head is larger than \(maxHeadBytes) bytes."), into: destination)
+                refuse(FramingRefusal(status: .requestHeaderFieldsTooLarge, detail: "The request head is larger than \(maxHeadBytes) bytes."), into: destination)
                 return true
             }
             return false
@@ -236,7 +237,7 @@ final class ConnectionGuard {
         let content = head[0..<contentEnd]
         stopHeadClock()
         guard consumed <= maxHeadBytes else {
-            refuse(FramingRefusal(status: 431, detail: "The request head is larger than \(maxHeadBytes) bytes."), into: destination)
+            refuse(FramingRefusal(status: .requestHeaderFieldsTooLarge, detail: "The request head is larger than \(maxHeadBytes) bytes."), into: destination)
             return true
         }
         let result = RequestFraming.parseHead(content, maxBodyBytes: maxBodyBytes)
@@ -346,7 +347,7 @@ final class ConnectionGuard {
             if let timer { event_add(timer, &interval) }
             return
         }
-        refuseLater(FramingRefusal(status: 408, detail: "The request head was not complete within \(headerTimeout.formatted()) seconds of its first byte."))
+        refuseLater(FramingRefusal(status: .requestTimeout, detail: "The request head was not complete within \(headerTimeout.formatted()) seconds of its first byte."))
     }
 
     // MARK: Lifetime

@@ -1,3 +1,4 @@
+import HTTPTypes
 import EventHTTP
 import Foundation
 
@@ -15,7 +16,7 @@ extension StreamHub {
     /// 1 to 20 decimal digits, else 400.
     static func resumePoint(_ request: Request) throws(ProblemDetails) -> ResumePoint {
         // Both are checked when both are sent (a malformed one is a 400 either way); the header wins.
-        let header = try request.headers["Last-Event-ID"].map(parse)
+        let header = try request.headers.first(.lastEventID).map(parse)
         let query = try request.query("lastEventId").map(parse)
         return header ?? query ?? .none
     }

@@ -1,3 +1,4 @@
+import HTTPTypes
 import EventHTTP
 import Foundation
 import Observing
@@ -28,11 +29,11 @@ final class StreamHub {
     /// or `?lastEventId=`).
     func open(_ request: Request, responder: Responder, coverage: StreamCoverage) throws(ProblemDetails) {
         let resume = try Self.resumePoint(request)
-        if request.method == .HEAD {
+        if request.method == .head {
             // HEAD gets the stream's headers and nothing else; opening a stream would leave
             // the connection streaming an empty body, so the client's next request hangs.
-            responder.send(Response(status: 200, headers: [
-                "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
+            responder.send(Response(status: .ok, headers: [
+                .contentType: "text/event-stream", .cacheControl: "no-cache", .xAccelBuffering: "no",
             ]))
             return
         }
