@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
         .package(url: "https://github.com/vapor/postgres-nio.git", exact: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
     ],
     targets: [
         // C: libevent (+ its pthreads glue) through pkg-config; one shim header.
@@ -43,6 +44,7 @@ let package = Package(
             name: "EventHTTP",
             dependencies: [
                 "CLibevent",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -72,6 +74,7 @@ let package = Package(
             name: "TidingsAPI",
             dependencies: [
                 "EventHTTP", "Observing", "TidingsModel", "TidingsStore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -123,13 +126,14 @@ let package = Package(
             path: "Benchmarks/PostgresStoreBench"
         ),
 
-        .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "TestFixtures"]),
+        .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "TestFixtures", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore", "TestFixtures"]),
         .testTarget(name: "TidingsModelTests", dependencies: ["TidingsModel", "Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         // The API's logic in-process: the change path, the write pipeline; no binary, no port.
         .testTarget(name: "TidingsAPITests", dependencies: [
-            "TidingsAPI", "TidingsModel", "TidingsStore", "Observing",
+            "TidingsAPI", "TidingsModel", "TidingsStore", "Observing", "EventHTTP",
+            .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -1,3 +1,4 @@
+import HTTPTypes
 import EventHTTP
 import Foundation
 import XCTest
@@ -28,7 +29,7 @@ final class HTTPServerTests: XCTestCase {
                 guard let stream = responder.startEventStream(retryMilliseconds: 1500) else { return }
                 StreamBook.shared(server).add(stream)
             }
-            server.router.addResponseFilter { _, response in response.headers.set("X-Filtered", "1") }
+            server.router.add(middleware: MarkAnswers())
         }
     }
 
@@ -309,5 +310,12 @@ final class ServerLimitsTests: XCTestCase {
         XCTAssertEqual(server.sync { $0.openStreamCount }, 2)
         XCTAssertEqual(server.sync { $0.streamLimit }, 2)
         withExtendedLifetime(open) {}
+    }
+}
+
+/// Router-wide middleware: marks every answer, routed or not.
+private struct MarkAnswers: Middleware {
+    func finish(_ request: Request, _ response: inout Response) {
+        response.headers[HTTPField.Name("X-Filtered")!] = "1"
     }
 }

@@ -1,4 +1,5 @@
 @testable import EventHTTP
+import HTTPTypes
 import XCTest
 
 /// The guard's own readings, case by case (the wire behaviour is in EndToEndTests/FramingTests;
@@ -9,7 +10,7 @@ final class RequestFramingTests: XCTestCase {
     }
 
     private func status(_ text: String) -> Int? {
-        if case .failure(let refusal) = parse(text) { return refusal.status }
+        if case .failure(let refusal) = parse(text) { return refusal.status.code }
         return nil
     }
 
@@ -87,6 +88,6 @@ final class RequestFramingTests: XCTestCase {
 
     func testProblemErrorsAreCappedAt100() {
         let errors = (0..<250).map { ProblemDetails.FieldError(key: "k\($0)", detail: "bad") }
-        XCTAssertEqual(ProblemDetails(status: 422, detail: "many", errors: errors).errors?.count, 100)
+        XCTAssertEqual(ProblemDetails(status: .unprocessableContent, detail: "many", errors: errors).errors?.count, 100)
     }
 }

@@ -1,4 +1,5 @@
 @testable import EventHTTP
+import HTTPTypes
 import XCTest
 
 final class RouterTests: XCTestCase {
@@ -12,18 +13,18 @@ final class RouterTests: XCTestCase {
         return router
     }
 
-    private func template(_ router: Router, _ method: HTTPMethod, _ path: String) -> (String, [String: String])? {
-        if case .handler(_, let parameters, let template) = router.match(method, path: path) { return (template, parameters) }
+    private func template(_ router: Router, _ method: HTTPRequest.Method, _ path: String) -> (String, [String: String])? {
+        if case .handler(_, let parameters, let template, _) = router.match(method, path: path) { return (template, parameters) }
         return nil
     }
 
     func testLiteralSegmentBeatsParameter() {
         let router = makeRouter()
-        XCTAssertEqual(template(router, .GET, "/preferences/events")?.0, "/preferences/events")
-        XCTAssertEqual(template(router, .GET, "/preferences/age")?.0, "/preferences/{key}")
-        XCTAssertEqual(template(router, .GET, "/preferences/age")?.1, ["key": "age"])
-        XCTAssertEqual(template(router, .GET, "/preferences/events/events")?.1, ["key": "events"])
-        XCTAssertEqual(template(router, .GET, "/")?.0, "/")
+        XCTAssertEqual(template(router, .get, "/preferences/events")?.0, "/preferences/events")
+        XCTAssertEqual(template(router, .get, "/preferences/age")?.0, "/preferences/{key}")
+        XCTAssertEqual(template(router, .get, "/preferences/age")?.1, ["key": "age"])
+        XCTAssertEqual(template(router, .get, "/preferences/events/events")?.1, ["key": "events"])
+        XCTAssertEqual(template(router, .get, "/")?.0, "/")
     }
 
     /// Resolved paths are remembered: a repeat answers the same (parameters, method rules),
@@ -31,57 +32,57 @@ final class RouterTests: XCTestCase {
     func testResolvedPathsAnswerAsTheTreeDoes() {
         let router = makeRouter()
         for _ in 0..<3 {
-            XCTAssertEqual(template(router, .GET, "/preferences/age")?.1, ["key": "age"])
-            XCTAssertEqual(template(router, .GET, "/preferences/a%20b")?.1, ["key": "a b"])
-            XCTAssertEqual(template(router, .PUT, "/preferences/age")?.0, "/preferences/{key}")
-            if case .methodNotAllowed = router.match(.DELETE, path: "/preferences/age") {} else { XCTFail("DELETE must be 405") }
+            XCTAssertEqual(template(router, .get, "/preferences/age")?.1, ["key": "age"])
+            XCTAssertEqual(template(router, .get, "/preferences/a%20b")?.1, ["key": "a b"])
+            XCTAssertEqual(template(router, .put, "/preferences/age")?.0, "/preferences/{key}")
+            if case .methodNotAllowed = router.match(.delete, path: "/preferences/age") {} else { XCTFail("DELETE must be 405") }
         }
         router.get("/preferences/age") { _, _ in }
-        XCTAssertEqual(template(router, .GET, "/preferences/age")?.0, "/preferences/age")
-        for index in 0..<5_000 { XCTAssertEqual(template(router, .GET, "/preferences/k\(index)")?.1, ["key": "k\(index)"]) }
-        XCTAssertEqual(template(router, .GET, "/preferences/k1")?.1, ["key": "k1"])
+        XCTAssertEqual(template(router, .get, "/preferences/age")?.0, "/preferences/age")
+        for index in 0..<5_000 { XCTAssertEqual(template(router, .get, "/preferences/k\(index)")?.1, ["key": "k\(index)"]) }
+        XCTAssertEqual(template(router, .get, "/preferences/k1")?.1, ["key": "k1"])
     }
 
     /// The exact-path shortcut for parameterless templates answers as the tree does: the same
     /// route for an exactly spelled or a percent-encoded path, HEAD via GET, 405 and OPTIONS.
     func testExactPathsAndTheirEncodedSpellingsMatchTheSameRoute() {
         let router = makeRouter()
-        XCTAssertEqual(template(router, .GET, "/preferences/events")?.0, "/preferences/events")
-        XCTAssertEqual(template(router, .GET, "/preferences/%65vents")?.0, "/preferences/events")
-        XCTAssertEqual(template(router, .HEAD, "/preferences/events")?.0, "/preferences/events")
-        if case .methodNotAllowed(let allow, _) = router.match(.POST, path: "/preferences/events") {
+        XCTAssertEqual(template(router, .get, "/preferences/events")?.0, "/preferences/events")
+        XCTAssertEqual(template(router, .get, "/preferences/%65vents")?.0, "/preferences/events")
+        XCTAssertEqual(template(router, .head, "/preferences/events")?.0, "/preferences/events")
+        if case .methodNotAllowed(let allow, _) = router.match(.post, path: "/preferences/events") {
             XCTAssertEqual(allow, "GET, HEAD, OPTIONS")
         } else { XCTFail("POST on a GET-only exact path must be 405") }
-        if case .options(let allow, _) = router.match(.OPTIONS, path: "/") {
+        if case .options(let allow, _, _) = router.match(.options, path: "/") {
             XCTAssertEqual(allow, "GET, HEAD, OPTIONS")
         } else { XCTFail("OPTIONS on an exact path must list its methods") }
     }
 
     func testParametersArePercentDecoded() {
         let router = makeRouter()
-        XCTAssertEqual(template(router, .GET, "/preferences/a%20b%2Fc")?.1, ["key": "a b/c"])
-        XCTAssertEqual(template(router, .GET, "/preferences/%C3%A9t%C3%A9")?.1, ["key": "été"])
-        if case .notFound = router.match(.GET, path: "/preferences/%zz") {} else { XCTFail("broken escape must be 404") }
+        XCTAssertEqual(template(router, .get, "/preferences/a%20b%2Fc")?.1, ["key": "a b/c"])
+        XCTAssertEqual(template(router, .get, "/preferences/%C3%A9t%C3%A9")?.1, ["key": "été"])
+        if case .notFound = router.match(.get, path: "/preferences/%zz") {} else { XCTFail("broken escape must be 404") }
     }
 
     func testNotFoundAndMethodNotAllowed() {
         let router = makeRouter()
-        if case .notFound = router.match(.GET, path: "/nothing") {} else { XCTFail() }
-        if case .notFound = router.match(.GET, path: "/preferences/") {} else { XCTFail("empty parameter") }
-        if case .notFound = router.match(.GET, path: "/preferences/a/b") {} else { XCTFail() }
-        guard case .methodNotAllowed(let allow, _) = router.match(.DELETE, path: "/preferences/age") else { return XCTFail() }
+        if case .notFound = router.match(.get, path: "/nothing") {} else { XCTFail() }
+        if case .notFound = router.match(.get, path: "/preferences/") {} else { XCTFail("empty parameter") }
+        if case .notFound = router.match(.get, path: "/preferences/a/b") {} else { XCTFail() }
+        guard case .methodNotAllowed(let allow, _) = router.match(.delete, path: "/preferences/age") else { return XCTFail() }
         XCTAssertEqual(allow, "GET, HEAD, PUT, OPTIONS")
     }
 
     func testHeadUsesGetAndOptionsListsMethods() {
         let router = makeRouter()
-        XCTAssertEqual(template(router, .HEAD, "/preferences/age")?.0, "/preferences/{key}")
-        guard case .options(let allow, _) = router.match(.OPTIONS, path: "/preferences/events") else { return XCTFail() }
+        XCTAssertEqual(template(router, .head, "/preferences/age")?.0, "/preferences/{key}")
+        guard case .options(let allow, _, _) = router.match(.options, path: "/preferences/events") else { return XCTFail() }
         XCTAssertEqual(allow, "GET, HEAD, OPTIONS")
     }
 
     func testQueryItemsAreDecoded() {
-        let request = Request(method: .GET, target: "/events?topics=a%2Cb&keys=x+y&empty=&flag")
+        let request = Request(method: .get, target: "/events?topics=a%2Cb&keys=x+y&empty=&flag")
         XCTAssertEqual(request.path, "/events")
         XCTAssertEqual(request.query("topics"), "a,b")
         XCTAssertEqual(request.query("keys"), "x y")
@@ -91,30 +92,30 @@ final class RouterTests: XCTestCase {
     }
 
     func testHeadersAreCaseInsensitive() {
-        let headers: HTTPHeaders = ["Content-Type": "application/json"]
-        XCTAssertEqual(headers["content-type"], "application/json")
-        XCTAssertNil(headers["content-length"])
+        let headers: HTTPFields = [.contentType: "application/json"]
+        XCTAssertEqual(headers.first(.contentType), "application/json")
+        XCTAssertNil(headers.first(.contentLength))
     }
 
     func testDecodeContentTypeRules() throws {
         struct Body: Decodable, Equatable { var value: Int }
         let json = Array(#"{"value": 3}"#.utf8)
         for type in [nil, "application/json", "application/json; charset=utf-8", "application/merge-patch+json", "application/x-www-form-urlencoded"] {
-            var headers = HTTPHeaders()
-            if let type { headers.add("Content-Type", type) }
-            XCTAssertEqual(try Request(method: .PUT, target: "/", headers: headers, body: json).decode(Body.self), Body(value: 3), "\(type ?? "none")")
+            var headers: HTTPFields = [:]
+            if let type { headers[.contentType] = type }
+            XCTAssertEqual(try Request(method: .put, target: "/", headers: headers, body: json).decode(Body.self), Body(value: 3), "\(type ?? "none")")
         }
-        XCTAssertThrowsError(try Request(method: .PUT, target: "/", headers: ["Content-Type": "text/plain"], body: json).decode(Body.self)) {
+        XCTAssertThrowsError(try Request(method: .put, target: "/", headers: [.contentType: "text/plain"], body: json).decode(Body.self)) {
             XCTAssertEqual(($0 as? ProblemDetails)?.status, 415)
         }
-        XCTAssertThrowsError(try Request(method: .PUT, target: "/", body: Array("{nope".utf8)).decode(Body.self)) {
+        XCTAssertThrowsError(try Request(method: .put, target: "/", body: Array("{nope".utf8)).decode(Body.self)) {
             XCTAssertEqual(($0 as? ProblemDetails)?.status, 400)
         }
     }
 
     func testProblemResponseShape() throws {
-        let response = Response.problem(status: 422, detail: "bad", errors: [.init(key: "age", detail: "expected integer")])
-        XCTAssertEqual(response.headers["Content-Type"], "application/problem+json")
+        let response = Response.problem(status: .unprocessableContent, detail: "bad", errors: [.init(key: "age", detail: "expected integer")])
+        XCTAssertEqual(response.headers.first(.contentType), "application/problem+json")
         let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
         XCTAssertEqual(object?["status"] as? Int, 422)
         XCTAssertEqual(object?["title"] as? String, "Unprocessable Content")

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Foundation
 
 extension Request {
@@ -14,25 +15,25 @@ extension Request {
     public func decode<T: Decodable>(_ type: T.Type) throws(ProblemDetails) -> T {
         try checkJSONContentType()
         guard !body.isEmpty else {
-            throw ProblemDetails(status: 400, title: "Bad Request", detail: "The request body is empty; a JSON document was expected.")
+            throw ProblemDetails(status: .badRequest, detail: "The request body is empty; a JSON document was expected.")
         }
         // JSON text is UTF-8 (RFC 8259 §8.1). Foundation's parser would also guess UTF-16 or
         // UTF-32 from NUL bytes or a byte-order mark; a NUL byte is never valid JSON text anyway.
         guard body.withUnsafeBufferPointer({ memchr($0.baseAddress!, 0, $0.count) == nil }),
               String(validating: body, as: UTF8.self) != nil else {
-            throw ProblemDetails(status: 400, title: "Bad Request", detail: "The request body is not UTF-8 JSON.")
+            throw ProblemDetails(status: .badRequest, detail: "The request body is not UTF-8 JSON.")
         }
         let data = Data(body)
         guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil,
               !Self.hasTrailingComma(body) else {
-            throw ProblemDetails(status: 400, title: "Bad Request", detail: "The request body is not valid JSON.")
+            throw ProblemDetails(status: .badRequest, detail: "The request body is not valid JSON.")
         }
         do {
             return try JSONCoding.decoder.decode(T.self, from: data)
         } catch let error as DecodingError {
-            throw ProblemDetails(status: 422, title: "Unprocessable Content", detail: error.clientDescription)
+            throw ProblemDetails(status: .unprocessableContent, detail: error.clientDescription)
         } catch {
-            throw ProblemDetails(status: 422, title: "Unprocessable Content", detail: "The request body has the wrong shape.")
+            throw ProblemDetails(status: .unprocessableContent, detail: "The request body has the wrong shape.")
         }
     }
 
@@ -68,12 +69,12 @@ extension Request {
 
     /// Throws 415 unless the Content-Type may carry JSON (see `decode(_:)`).
     public func checkJSONContentType() throws(ProblemDetails) {
-        guard let raw = headers["Content-Type"] else { return }
+        guard let raw = headers.first(.contentType) else { return }
         let mediaType = raw.split(separator: ";", maxSplits: 1).first
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         if mediaType == "application/json" || mediaType == "application/x-www-form-urlencoded" { return }
         if mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json") { return }
-        throw ProblemDetails(status: 415, title: "Unsupported Media Type",
+        throw ProblemDetails(status: .unsupportedMediaType,
                              detail: "Content-Type '\(raw)' is not supported; send application/json.")
     }
 }

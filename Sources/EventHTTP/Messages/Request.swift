@@ -1,3 +1,5 @@
+public import HTTPTypes
+
 /// An HTTP request as a handler sees it: an immutable value, safe to keep and pass around.
 ///
 /// ```swift
@@ -7,16 +9,16 @@
 /// }
 /// ```
 public struct Request: Sendable {
-    /// The method. For `HEAD` routed to a `GET` handler this stays `.HEAD`.
-    public let method: HTTPMethod
+    /// The method. For `HEAD` routed to a `GET` handler this stays `.head`.
+    public let method: HTTPRequest.Method
     /// The request target as received (path and query, still percent-encoded).
     public let target: String
     /// The path part of the target, still percent-encoded.
     public let path: String
     /// The raw query (after `?`), still percent-encoded; nil when there is none.
     public let rawQuery: String?
-    /// Header fields, case-insensitive lookup.
-    public let headers: HTTPHeaders
+    /// Header fields as received (names compare case-insensitively).
+    public let headers: HTTPFields
     /// The body bytes (empty when there is none).
     public let body: [UInt8]
     /// Values of the path template's `{name}` parameters, percent-decoded. Set by the router.
@@ -24,11 +26,13 @@ public struct Request: Sendable {
     /// The template that matched (e.g. `/preferences/{key}`), for logs and metrics; nil when no
     /// route matched.
     public internal(set) var route: String?
+    /// The middleware of the matched route's group (an index into `Router.chains`; 0: none).
+    var chain = 0
     /// Monotonic time the request reached the handler layer, in nanoseconds.
     public let receivedAt: UInt64
 
     /// Builds a request (the server does this; public for tests of handlers).
-    public init(method: HTTPMethod, target: String, headers: HTTPHeaders = HTTPHeaders(),
+    public init(method: HTTPRequest.Method, target: String, headers: HTTPFields = [:],
                 body: [UInt8] = [], receivedAt: UInt64 = 0) {
         self.method = method
         self.target = target

@@ -1,18 +1,19 @@
 import Foundation
+public import HTTPTypes
 /// An HTTP response value. Build one and hand it to `Responder.send(_:)`.
 ///
 /// ```swift
 /// responder.send(.json(record))                         // 200 application/json
-/// responder.send(.json(created, status: 201, headers: ["Location": "/things/YOLO"]))
-/// responder.send(.problem(status: 404, detail: "No preference 'x'."))
+/// responder.send(.json(created, status: .created, headers: [.location: "/things/YOLO"]))
+/// responder.send(.problem(status: .notFound, detail: "No preference 'x'."))
 /// ```
 /// `Content-Length` is added when sending (also for `HEAD`, whose body is never sent).
 public struct Response: Sendable {
-    public var status: Int
-    public var headers: HTTPHeaders
+    public var status: HTTPResponse.Status
+    public var headers: HTTPFields
     public var body: [UInt8]
 
-    public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    public init(status: HTTPResponse.Status = .ok, headers: HTTPFields = [:], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -20,35 +21,35 @@ public struct Response: Sendable {
 
     /// `value` encoded with the shared encoder as `application/json`. An encoding failure
     /// (a bug, not client input) becomes a 500 problem.
-    public static func json<T: Encodable>(_ value: T, status: Int = 200,
-                                         headers: HTTPHeaders = HTTPHeaders()) -> Response {
+    public static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok,
+                                         headers: HTTPFields = [:]) -> Response {
         do {
             let data = try JSONCoding.encoder.encode(value)
             var response = Response(status: status, headers: headers, body: Array(data))
-            response.headers.set("Content-Type", "application/json")
+            response.headers[.contentType] = "application/json"
             return response
         } catch {
-            return .problem(status: 500, detail: "The response could not be encoded.")
+            return .problem(status: .internalServerError, detail: "The response could not be encoded.")
         }
     }
 
     /// Already-encoded JSON bytes (for bodies encoded once and served many times).
-    public static func json(bytes: [UInt8], status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> Response {
+    public static func json(bytes: [UInt8], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var response = Response(status: status, headers: headers, body: bytes)
-        response.headers.set("Content-Type", "application/json")
+        response.headers[.contentType] = "application/json"
         return response
     }
 
     /// Plain text (`text/plain; charset=utf-8` unless `contentType` says otherwise).
-    public static func text(_ text: String, status: Int = 200,
+    public static func text(_ text: String, status: HTTPResponse.Status = .ok,
                             contentType: String = "text/plain; charset=utf-8") -> Response {
-        Response(status: status, headers: ["Content-Type": contentType], body: Array(text.utf8))
+        Response(status: status, headers: [.contentType: contentType], body: Array(text.utf8))
     }
 
     /// An RFC 9457 problem answer (`application/problem+json`).
-    public static func problem(status: Int, title: String? = nil, detail: String,
+    public static func problem(status: HTTPResponse.Status, title: String? = nil, detail: String,
                                errors: [ProblemDetails.FieldError]? = nil,
-                               headers: HTTPHeaders = HTTPHeaders()) -> Response {
+                               headers: HTTPFields = [:]) -> Response {
         .problem(ProblemDetails(status: status, title: title, detail: detail, errors: errors, headers: headers))
     }
 
@@ -57,7 +58,7 @@ public struct Response: Sendable {
         var response = (try? JSONCoding.encoder.encode(problem)).map {
             Response(status: problem.status, headers: problem.headers, body: Array($0))
         } ?? Response(status: problem.status, headers: problem.headers)
-        response.headers.set("Content-Type", "application/problem+json")
+        response.headers[.contentType] = "application/problem+json"
         return response
     }
 
@@ -65,6 +66,6 @@ public struct Response: Sendable {
     /// that does not leak the error's text.
     public static func error(_ error: any Error) -> Response {
         if let problem = error as? ProblemDetails { return .problem(problem) }
-        return .problem(status: 500, detail: "The server failed to answer this request.")
+        return .problem(status: .internalServerError, detail: "The server failed to answer this request.")
     }
 }

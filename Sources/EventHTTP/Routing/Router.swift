@@ -1,9 +1,11 @@
+public import HTTPTypes
+
 /// A route handler: reads the request, answers through the responder now or later (on the loop
 /// thread, exactly once). A thrown error is answered as `Response.error(_:)` if nothing was sent.
 public typealias RouteHandler = (Request, Responder) throws -> Void
 
-/// Maps method + path template to handlers, and runs the filters every request and response
-/// pass through.
+/// Maps method + path template to handlers, and runs the middleware every request and response
+/// pass through (the router's own, and that of the route's group: see `Middleware`).
 ///
 /// Templates are literal segments and `{name}` parameters: `/preferences/{key}`. A literal
 /// segment wins over a parameter at the same position (`/preferences/events` beats
@@ -23,7 +25,7 @@ public final class Router {
     final class Node {
         var literals: [String: Node] = [:]
         var parameter: (name: String, node: Node)?
-        var handlers: [HTTPMethod: RouteHandler] = [:]
+        var handlers: [HTTPRequest.Method: (handler: RouteHandler, chain: Int)] = [:]
         var template = ""
     }
 
@@ -33,13 +35,34 @@ public final class Router {
     /// Only a path spelled exactly like the template hits; anything else (percent-encoded,
     /// a parameter) takes the tree, which gives the same node.
     private var staticRoutes: [String: Node] = [:]
-    private var requestFilters: [(Request) -> Response?] = []
-    private(set) var responseFilters: [(Request, inout Response) -> Void] = []
+    /// Router-wide middleware, in the order added.
+    private var middleware: [any Middleware] = []
+    /// Every group's middleware list; a route names its group's by index (0: no group).
+    private(set) var chains: [[any Middleware]] = [[]]
 
     public init() {}
 
-    /// Registers `handler` for `method` on `template`; a second registration replaces the first.
-    public func on(_ method: HTTPMethod, _ template: String, _ handler: @escaping RouteHandler) {
+    /// Registers `handler` for `method` on `template`, with no group middleware; a second
+    /// registration replaces the first.
+    public func on(_ method: HTTPRequest.Method, _ template: String, _ handler: @escaping RouteHandler) {
+        register(method, template, chain: 0, handler)
+    }
+
+    /// A group whose routes pass `middleware` (after the router's own), in order.
+    public func group(_ middleware: any Middleware...) -> RouteGroup { group(middleware) }
+
+    func group(_ middleware: [any Middleware]) -> RouteGroup {
+        chains.append(middleware)
+        return RouteGroup(router: self, chain: chains.count - 1)
+    }
+
+    /// Adds middleware for every request that found a route and for every answer, in order of
+    /// addition, before any group's (see `Middleware`).
+    public func add(middleware: any Middleware) {
+        self.middleware.append(middleware)
+    }
+
+    func register(_ method: HTTPRequest.Method, _ template: String, chain: Int, _ handler: @escaping RouteHandler) {
         var node = root
         for segment in Self.segments(template) {
             if segment.hasPrefix("{") && segment.hasSuffix("}") && segment.count > 2 {
@@ -63,38 +86,23 @@ public final class Router {
             }
         }
         node.template = template
-        node.handlers[method] = handler
+        node.handlers[method] = (handler, chain)
         resolved.removeAll()   // a new literal may now win over a parameter
         if !template.contains("{") && !template.contains("%") { staticRoutes[template] = node }
     }
 
-    public func get(_ template: String, _ handler: @escaping RouteHandler) { on(.GET, template, handler) }
-    public func post(_ template: String, _ handler: @escaping RouteHandler) { on(.POST, template, handler) }
-    public func put(_ template: String, _ handler: @escaping RouteHandler) { on(.PUT, template, handler) }
-    public func patch(_ template: String, _ handler: @escaping RouteHandler) { on(.PATCH, template, handler) }
-    public func delete(_ template: String, _ handler: @escaping RouteHandler) { on(.DELETE, template, handler) }
-
-    /// Adds a filter run on every request whose path and method found a route (a handler or the
-    /// built-in `OPTIONS` answer), in order of registration, after the lookup and before the
-    /// handler: `request.route` and `request.parameters` are filled in. Unknown paths (404) and
-    /// methods (405) are answered by routing first, so a filter never hides them. Return a
-    /// response to answer at once (e.g. 401), nil to continue.
-    public func addRequestFilter(_ filter: @escaping (Request) -> Response?) {
-        requestFilters.append(filter)
-    }
-
-    /// Adds a filter run on every response before it is sent: routed answers, 404/405/OPTIONS,
-    /// filter answers, and the head of event streams (its body is empty there). Use it for
-    /// CORS headers, a revision header, metrics (`request.route`, `request.receivedAt`).
-    public func addResponseFilter(_ filter: @escaping (Request, inout Response) -> Void) {
-        responseFilters.append(filter)
-    }
+    public func get(_ template: String, _ handler: @escaping RouteHandler) { on(.get, template, handler) }
+    public func post(_ template: String, _ handler: @escaping RouteHandler) { on(.post, template, handler) }
+    public func put(_ template: String, _ handler: @escaping RouteHandler) { on(.put, template, handler) }
+    public func patch(_ template: String, _ handler: @escaping RouteHandler) { on(.patch, template, handler) }
+    public func delete(_ template: String, _ handler: @escaping RouteHandler) { on(.delete, template, handler) }
 
     /// The outcome of looking up a path.
     enum Match {
-        case handler(RouteHandler, parameters: [String: String], template: String)
+        case handler(RouteHandler, parameters: [String: String], template: String, chain: Int)
         case methodNotAllowed(allow: String, template: String)
-        case options(allow: String, template: String)
+        /// `chain`: the middleware of the path's GET route (else of any of its routes).
+        case options(allow: String, template: String, chain: Int)
         case notFound
     }
 
@@ -106,7 +114,7 @@ public final class Router {
     private static let resolvedPathLength = 256
 
     /// Finds the handler for `method` and `path` (percent-encoded, no query).
-    func match(_ method: HTTPMethod, path: String) -> Match {
+    func match(_ method: HTTPRequest.Method, path: String) -> Match {
         if let node = staticRoutes[path] { return match(method, node, parameters: [:]) }
         if let hit = resolved[path] { return match(method, hit.node, parameters: hit.parameters) }
         guard path.utf8.first == UInt8(ascii: "/") else { return .notFound }
@@ -126,14 +134,16 @@ public final class Router {
         return match(method, node, parameters: dictionary)
     }
 
-    private func match(_ method: HTTPMethod, _ node: Node, parameters: [String: String]) -> Match {
+    private func match(_ method: HTTPRequest.Method, _ node: Node, parameters: [String: String]) -> Match {
         let template = node.template
-        if let handler = node.handlers[method] ?? (method == .HEAD ? node.handlers[.GET] : nil) {
-            return .handler(handler, parameters: parameters, template: template)
+        if let route = node.handlers[method] ?? (method == .head ? node.handlers[.get] : nil) {
+            return .handler(route.handler, parameters: parameters, template: template, chain: route.chain)
         }
         let allow = Self.allow(node)
-        return method == .OPTIONS ? .options(allow: allow, template: template)
-                                  : .methodNotAllowed(allow: allow, template: template)
+        guard method == .options else { return .methodNotAllowed(allow: allow, template: template) }
+        let chain = node.handlers[.get]?.chain
+            ?? HTTPRequest.Method.served.lazy.compactMap { node.handlers[$0]?.chain }.first ?? 0
+        return .options(allow: allow, template: template, chain: chain)
     }
 
     private static func find(_ node: Node, _ rest: ArraySlice<String>,
@@ -152,9 +162,9 @@ public final class Router {
 
     private static func allow(_ node: Node) -> String {
         var methods = Set(node.handlers.keys)
-        if methods.contains(.GET) { methods.insert(.HEAD) }
-        methods.insert(.OPTIONS)
-        return HTTPMethod.allCases.filter(methods.contains).map(\.rawValue).joined(separator: ", ")
+        if methods.contains(.get) { methods.insert(.head) }
+        methods.insert(.options)
+        return HTTPRequest.Method.served.filter(methods.contains).map(\.rawValue).joined(separator: ", ")
     }
 
     /// Path segments after the leading `/`; `/` alone is one empty segment... none.
@@ -185,49 +195,68 @@ public final class Router {
         var request = request
         let found = match(request.method, path: request.path)
         switch found {
-        case .handler(_, let parameters, let template):
+        case .handler(_, let parameters, let template, let chain):
             request.parameters = parameters
             request.route = template
-        case .options(_, let template), .methodNotAllowed(_, let template):
+            request.chain = chain
+        case .options(_, let template, let chain):
+            request.route = template
+            request.chain = chain
+        case .methodNotAllowed(_, let template):
             request.route = template
         case .notFound:
             break
         }
         responder.request = request
         switch found {
-        case .handler, .options: if runRequestFilters(request, responder) { return }
+        case .handler, .options: if intercept(request, responder) { return }
         case .methodNotAllowed, .notFound: break
         }
         if let limit = bodyLimitExceeded, case .handler = found {
-            responder.send(.problem(status: 413, detail: "The request body is larger than \(limit) bytes."))
+            responder.send(.problem(status: .contentTooLarge, detail: "The request body is larger than \(limit) bytes."))
             return
         }
         switch found {
-        case .handler(let handler, _, _):
+        case .handler(let handler, _, _, _):
             do {
                 try handler(request, responder)
             } catch {
                 if !responder.isCompleted { responder.send(.error(error)) }
             }
-        case .options(let allow, _):
-            responder.send(Response(status: 204, headers: ["Allow": allow]))
+        case .options(let allow, _, _):
+            responder.send(Response(status: .noContent, headers: [.allow: allow]))
         case .methodNotAllowed(let allow, _):
-            responder.send(.problem(status: 405, detail: "\(request.method.rawValue) is not allowed here; allowed: \(allow).",
-                                    headers: ["Allow": allow]))
+            responder.send(.problem(status: .methodNotAllowed, detail: "\(request.method.rawValue) is not allowed here; allowed: \(allow).",
+                                    headers: [.allow: allow]))
         case .notFound:
-            responder.send(.problem(status: 404, detail: "No resource at \(Self.printable(request.path))."))
+            responder.send(.problem(status: .notFound, detail: "No resource at \(Self.printable(request.path))."))
         }
     }
 
-    /// Runs the request filters; true when one of them answered.
-    private func runRequestFilters(_ request: Request, _ responder: Responder) -> Bool {
-        for filter in requestFilters {
-            if let response = filter(request) {
+    /// Runs the router's, then the route group's middleware; true when one of them answered.
+    private func intercept(_ request: Request, _ responder: Responder) -> Bool {
+        for step in middleware {
+            if let response = step.intercept(request) {
+                responder.send(response)
+                return true
+            }
+        }
+        for step in chains[request.chain] {
+            if let response = step.intercept(request) {
                 responder.send(response)
                 return true
             }
         }
         return false
+    }
+
+    /// Runs the `finish` step of the route group's, then the router's middleware on an answer
+    /// about to be sent.
+    func finish(_ request: Request, _ response: inout Response) {
+        if request.chain != 0 {
+            for step in chains[request.chain] { step.finish(request, &response) }
+        }
+        for step in middleware { step.finish(request, &response) }
     }
 
     /// The path as text safe to echo in a problem's detail (bounded length).

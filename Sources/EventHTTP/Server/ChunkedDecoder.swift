@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// An incremental, strict decoder of a chunked request body (RFC 9112 §7.1): hex sizes
 /// without signs or spaces, chunk extensions accepted and ignored, CRLF required where the
 /// grammar puts it, trailer fields read and dropped. The decoded body is bounded.
@@ -107,6 +109,6 @@ struct ChunkedDecoder {
     }
 
     private static func malformed(_ why: String) -> FramingRefusal {
-        FramingRefusal(status: 400, detail: "The chunked request body is malformed: \(why).")
+        FramingRefusal(status: .badRequest, detail: "The chunked request body is malformed: \(why).")
     }
 }

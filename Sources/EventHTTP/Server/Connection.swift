@@ -1,4 +1,5 @@
 internal import CLibevent
+import HTTPTypes
 
 /// evhttp's request (a complete C struct through http_struct.h).
 typealias RawRequest = UnsafeMutablePointer<evhttp_request>
@@ -54,16 +55,16 @@ final class Exchange {
 
     func startEventStream(retryMilliseconds: Int, conflate: Bool) -> EventStream? {
         guard state == .pending, let raw = rawRequest else { return nil }
-        if request.method == .HEAD {
+        if request.method == .head {
             // Same head as a GET would get, no stream.
-            send(Response(status: 200, headers: EventStream.headHeaders))
+            send(Response(status: .ok, headers: EventStream.headHeaders))
             return nil
         }
         if server.isDraining || server.openStreamCount >= server.streamLimit {
             refuseStream()
             return nil
         }
-        var head = Response(status: 200, headers: EventStream.headHeaders)
+        var head = Response(status: .ok, headers: EventStream.headHeaders)
         server.applyResponseFilters(request, &head)
         guard let stream = server.handOffStream(self, raw: raw, head: head, retryMilliseconds: retryMilliseconds,
                                                 conflate: conflate, keyOf: conflationKeyOf) else {
@@ -83,8 +84,8 @@ final class Exchange {
     /// non-200, so a refused stream is told to come back a little later.
     private func refuseStream() {
         let range = server.configuration.fullRetryMilliseconds
-        var head = Response(status: 200, headers: EventStream.headHeaders)
-        head.headers.set("Connection", "close")
+        var head = Response(status: .ok, headers: EventStream.headHeaders)
+        head.headers[.connection] = "close"
         head.body = ServerSentEvent.retry(milliseconds: Int.random(in: range))
         send(head)
     }

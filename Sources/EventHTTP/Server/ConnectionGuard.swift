@@ -1,4 +1,5 @@
 internal import CLibevent
+import HTTPTypes
 import Foundation
 
 /// Sits between a client socket and evhttp, so evhttp only ever sees requests the server's own
@@ -224,7 +225,7 @@ final class ConnectionGuard {
         guard let (contentEnd, consumed) = Self.endOfHead(head, from: scanFrom) else {
             evbuffer_drain(source, available)
             if head.count > maxHeadBytes {
-                refuse(FramingRefusal(status: 431, detail: "The request head is larger than \(maxHeadBytes) bytes."), into: destination)
+                refuse(FramingRefusal(status: .requestHeaderFieldsTooLarge, detail: "The request head is larger than \(maxHeadBytes) bytes."), into: destination)
                 return true
             }
             return false
@@ -233,7 +234,7 @@ final class ConnectionGuard {
         let content = head[0..<contentEnd]
         stopHeadClock()
         guard consumed <= maxHeadBytes else {
-            refuse(FramingRefusal(status: 431, detail: "The request head is larger than \(maxHeadBytes) bytes."), into: destination)
+            refuse(FramingRefusal(status: .requestHeaderFieldsTooLarge, detail: "The request head is larger than \(maxHeadBytes) bytes."), into: destination)
             return true
         }
         let result = RequestFraming.parseHead(content, maxBodyBytes: maxBodyBytes)
@@ -343,7 +344,7 @@ final class ConnectionGuard {
             if let timer { event_add(timer, &interval) }
             return
         }
-        refuseLater(FramingRefusal(status: 408, detail: "The request head was not complete within \(headerTimeout.formatted()) seconds of its first byte."))
+        refuseLater(FramingRefusal(status: .requestTimeout, detail: "The request head was not complete within \(headerTimeout.formatted()) seconds of its first byte."))
     }
 
     // MARK: Lifetime

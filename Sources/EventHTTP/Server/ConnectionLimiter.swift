@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// Counts open connections from the moment they are accepted, in total and per client
 /// address, and says which rule a new connection breaks. Loop-thread confined.
 ///
@@ -27,10 +29,10 @@ struct ConnectionLimiter {
     mutating func admit(address: String) -> FramingRefusal? {
         byAddress[address, default: 0] += 1
         if open > total {
-            return FramingRefusal(status: 503, detail: "The server is at its connection limit; retry shortly.")
+            return FramingRefusal(status: .serviceUnavailable, detail: "The server is at its connection limit; retry shortly.")
         }
         if perClient > 0, byAddress[address, default: 0] > perClient {
-            return FramingRefusal(status: 503, detail: "Too many open connections from your address (at most \(perClient)); retry shortly.")
+            return FramingRefusal(status: .serviceUnavailable, detail: "Too many open connections from your address (at most \(perClient)); retry shortly.")
         }
         return nil
     }

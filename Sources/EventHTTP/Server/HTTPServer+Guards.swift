@@ -1,4 +1,5 @@
 internal import CLibevent
+import HTTPTypes
 import Dispatch
 
 /// The server's side of `ConnectionGuard`: installing it, counting connections from accept,
@@ -47,16 +48,16 @@ extension HTTPServer {
 
     /// The refusal as a problem, then the connection closes (nothing after it is read).
     func writeFramingRefusal(_ refusal: FramingRefusal, to raw: RawRequest) {
-        var headers = HTTPHeaders()
-        headers.set("Connection", "close")
-        if refusal.status == 503 { headers.set("Retry-After", "2") }
+        var headers: HTTPFields = [:]
+        headers[.connection] = "close"
+        if refusal.status == 503 { headers[.retryAfter] = "2" }
         var response = Response.problem(status: refusal.status, detail: refusal.detail, headers: headers)
         // The response filters add what every answer carries (e.g. the revision header); the
         // request they see is the stand-in, as nothing of the refused one is trusted.
-        let standIn = Request(method: .GET, target: "/", headers: HTTPHeaders(), body: [],
+        let standIn = Request(method: .get, target: "/", headers: [:], body: [],
                               receivedAt: DispatchTime.now().uptimeNanoseconds)
         applyResponseFilters(standIn, &response)
-        response.headers.set("Connection", "close")
-        write(response, to: raw, method: .GET)
+        response.headers[.connection] = "close"
+        write(response, to: raw, method: .get)
     }
 }

@@ -1,4 +1,5 @@
 internal import CLibevent
+import HTTPTypes
 import Foundation
 import Logging
 
@@ -111,11 +112,10 @@ extension HTTPServer {
     /// HTTP/1.0; `Connection: close` either way (the socket never returns to evhttp).
     static func streamHead(_ head: Response, chunked: Bool) -> [UInt8] {
         var text = chunked ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.0 200 OK\r\n"
-        for field in head.headers.fields where !["connection", "content-length", "transfer-encoding", "date"].contains(field.name.lowercased()) {
+        for field in head.headers where ![.connection, .contentLength, .transferEncoding, .date].contains(field.name) {
             // Values come from our filters, but a CR or LF must never split a header.
-            guard !field.name.utf8.contains(where: { $0 == 13 || $0 == 10 }),
-                  !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 }) else { continue }
-            text += "\(field.name): \(field.value)\r\n"
+            guard !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 }) else { continue }
+            text += "\(field.name.rawName): \(field.value)\r\n"
         }
         var date = [CChar](repeating: 0, count: 32)
         tidings_http_date(&date)

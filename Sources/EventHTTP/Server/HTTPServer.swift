@@ -1,4 +1,5 @@
 internal import CLibevent
+import HTTPTypes
 import Foundation
 public import Logging
 
@@ -200,8 +201,8 @@ public final class HTTPServer {
             connections[evcon] = connection
             watchClose(evcon)
         }
-        guard let method = HTTPMethod(evhttp_request_get_command(raw)) else {
-            write(Response.problem(status: 501, detail: "This method is not implemented."), to: raw, method: .GET)
+        guard let method = HTTPRequest.Method(evhttp_request_get_command(raw)) else {
+            write(Response.problem(status: .notImplemented, detail: "This method is not implemented."), to: raw, method: .get)
             return
         }
         let request = Request(method: method, target: Self.target(of: raw),
@@ -212,7 +213,7 @@ public final class HTTPServer {
         inFlight += 1
         let responder = Responder(exchange: exchange)
         guard request.hasWellFormedQuery else {
-            responder.send(.problem(status: 400, detail: "The query string has a broken percent-escape or is not UTF-8."))
+            responder.send(.problem(status: .badRequest, detail: "The query string has a broken percent-escape or is not UTF-8."))
             return
         }
         // The router answers 413 after the route and the request filters (e.g. 401) had their say.
@@ -222,10 +223,10 @@ public final class HTTPServer {
 
     /// 503 for a connection over the cap (or arriving while draining), then close.
     private func writeRefusal(_ raw: RawRequest) {
-        var response = Response.problem(status: 503, detail: isDraining ? "The server is shutting down." : "The server is at its connection limit; retry shortly.",
-                                        headers: ["Retry-After": "2", "Connection": "close"])
-        response.headers.set("Connection", "close")
-        write(response, to: raw, method: .GET)
+        var response = Response.problem(status: .serviceUnavailable, detail: isDraining ? "The server is shutting down." : "The server is at its connection limit; retry shortly.",
+                                        headers: [.retryAfter: "2", .connection: "close"])
+        response.headers[.connection] = "close"
+        write(response, to: raw, method: .get)
     }
 
     private static func target(of raw: RawRequest) -> String {
@@ -242,13 +243,15 @@ public final class HTTPServer {
         return target
     }
 
-    private static func headers(of raw: RawRequest) -> HTTPHeaders {
-        var headers = HTTPHeaders()
+    private static func headers(of raw: RawRequest) -> HTTPFields {
+        var headers: HTTPFields = [:]
         guard let list = evhttp_request_get_input_headers(raw) else { return headers }
         var entry = list.pointee.tqh_first
         while let current = entry {
-            if let key = current.pointee.key, let value = current.pointee.value {
-                headers.add(String(cString: key), String(cString: value))
+            // The connection guard let only token names through; a name that is not one is dropped.
+            if let key = current.pointee.key, let value = current.pointee.value,
+               let name = HTTPField.Name(String(cString: key)) {
+                headers.append(HTTPField(name: name, value: String(cString: value)))
             }
             entry = current.pointee.next.tqe_next
         }
@@ -267,8 +270,8 @@ public final class HTTPServer {
     // MARK: Responses
 
     func applyResponseFilters(_ request: Request, _ response: inout Response) {
-        for filter in router.responseFilters { filter(request, &response) }
-        if isDraining || Self.leavesBodyUnread(request) { response.headers.set("Connection", "close") }
+        router.finish(request, &response)
+        if isDraining || Self.leavesBodyUnread(request) { response.headers[.connection] = "close" }
     }
 
     /// libevent reads a request body only for POST, PUT and PATCH (2.1.12 also OPTIONS). A body
@@ -277,45 +280,45 @@ public final class HTTPServer {
     /// into a bogus request line). Such a request is answered and the connection closed.
     static func leavesBodyUnread(_ request: Request) -> Bool {
         switch request.method {
-        case .POST, .PUT, .PATCH, .OPTIONS:
+        case .post, .put, .patch, .options:
             return false
         default:
-            if request.headers["Transfer-Encoding"] != nil { return true }
-            guard let length = request.headers["Content-Length"] else { return false }
+            if request.headers.first(.transferEncoding) != nil { return true }
+            guard let length = request.headers.first(.contentLength) else { return false }
             return length.trimmingCharacters(in: .whitespaces) != "0"
         }
     }
 
     /// Hands a complete response to evhttp (which adds Date and, for bodies, Content-Length).
-    func write(_ response: Response, to raw: RawRequest, method: HTTPMethod) {
+    func write(_ response: Response, to raw: RawRequest, method: HTTPRequest.Method) {
         let output = evhttp_request_get_output_headers(raw)
         var hasDate = false
-        for field in response.headers.fields {
+        for field in response.headers {
             // evhttp_add_header refuses CR/LF in values, so no header can be injected.
             // Explicit withCString: the implicit String-to-pointer conversion allocates a copy
             // per argument (utf8CString), several per response.
-            field.name.withCString { name in
+            field.name.rawName.withCString { name in
                 field.value.withCString { value in _ = evhttp_add_header(output, name, value) }
             }
-            if !hasDate, field.name.caseInsensitiveEquals("Date") { hasDate = true }
+            if !hasDate, field.name == .date { hasDate = true }
         }
         // evhttp formats Date for every response; the same text serves a whole second.
         if !hasDate { _ = responseDate.withCString { evhttp_add_header(output, "Date", $0) } }
         let status = response.status
-        let hasNoBody = status == 204 || status == 304 || (100..<200).contains(status)
-        if method == .HEAD {
-            if !hasNoBody && !response.headers.contains("Content-Length") {
+        let hasNoBody = status.forbidsBody
+        if method == .head {
+            if !hasNoBody && !response.headers.contains(.contentLength) {
                 _ = evhttp_add_header(output, "Content-Length", String(response.body.count))
             }
-            HTTPStatus.reasonPhrase(status).withCString { evhttp_send_reply(raw, Int32(status), $0, nil) }
+            status.phrase.withCString { evhttp_send_reply(raw, Int32(status.code), $0, nil) }
             return
         }
         if !hasNoBody && !response.body.isEmpty {
             response.body.withUnsafeBytes { _ = evbuffer_add(scratch, $0.baseAddress, $0.count) }
-            HTTPStatus.reasonPhrase(status).withCString { evhttp_send_reply(raw, Int32(status), $0, scratch) }
+            status.phrase.withCString { evhttp_send_reply(raw, Int32(status.code), $0, scratch) }
             evbuffer_drain(scratch, evbuffer_get_length(scratch))
         } else {
-            HTTPStatus.reasonPhrase(status).withCString { evhttp_send_reply(raw, Int32(status), $0, nil) }
+            status.phrase.withCString { evhttp_send_reply(raw, Int32(status.code), $0, nil) }
         }
     }
 

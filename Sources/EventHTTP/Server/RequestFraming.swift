@@ -1,9 +1,11 @@
+public import HTTPTypes
+
 /// Why the server refuses a request before routing it: the status and a detail for the problem
 /// answer. Every refusal closes the connection afterwards.
 public struct FramingRefusal: Error, Equatable, Sendable {
-    public var status: Int
+    public var status: HTTPResponse.Status
     public var detail: String
-    public init(status: Int, detail: String) { self.status = status; self.detail = detail }
+    public init(status: HTTPResponse.Status, detail: String) { self.status = status; self.detail = detail }
 }
 
 /// How the body of a request is framed.
@@ -17,7 +19,7 @@ enum BodyFraming: Equatable {
 /// evhttp parses exactly the same thing (one `Content-Length` at most, no `Transfer-Encoding`,
 /// no `Expect`, no folded lines, no bytes evhttp could read differently).
 struct ParsedHead: Equatable {
-    var method: HTTPMethod
+    var method: HTTPRequest.Method
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
     var minorVersion: Int
     var target: String
@@ -28,7 +30,7 @@ struct ParsedHead: Equatable {
 
     /// libevent 2.1 reads a body only for methods that may have one; a body on HEAD or TRACE
     /// stays unread, so the guard consumes (and drops) it itself.
-    var bodyIsRead: Bool { method != .HEAD && method != .TRACE }
+    var bodyIsRead: Bool { method != .head && method != .trace }
 
     /// The head handed to evhttp; `length` replaces whatever framing the client used.
     func canonical(length: Int?) -> [UInt8] {
@@ -86,12 +88,12 @@ enum RequestFraming {
         switch versionOf(parts[2]) {
         case .some((1, 0)): minor = 0
         case .some((1, 1)): minor = 1
-        case .some: return .failure(FramingRefusal(status: 505, detail: "Only HTTP/1.0 and HTTP/1.1 are supported."))
+        case .some: return .failure(FramingRefusal(status: .httpVersionNotSupported, detail: "Only HTTP/1.0 and HTTP/1.1 are supported."))
         case .none: return .failure(bad("The HTTP version is malformed."))
         }
         let methodName = String(decoding: parts[0], as: UTF8.self)
-        guard let method = HTTPMethod(rawValue: methodName) else {
-            return .failure(FramingRefusal(status: 501, detail: "The method '\(methodName.prefix(32))' is not implemented."))
+        guard let method = HTTPRequest.Method(rawValue: methodName), HTTPRequest.Method.served.contains(method) else {
+            return .failure(FramingRefusal(status: .notImplemented, detail: "The method '\(methodName.prefix(32))' is not implemented."))
         }
 
         var fields: [(name: String, value: String)] = []
@@ -148,7 +150,7 @@ enum RequestFraming {
         var expectsContinue = false
         if !expectations.isEmpty, minor == 1 {
             guard expectations.count == 1, expectations[0].lowercased() == "100-continue" else {
-                return .failure(FramingRefusal(status: 417, detail: "The only expectation supported is 'Expect: 100-continue'."))
+                return .failure(FramingRefusal(status: .expectationFailed, detail: "The only expectation supported is 'Expect: 100-continue'."))
             }
             expectsContinue = body != .none
         }
@@ -157,10 +159,10 @@ enum RequestFraming {
     }
 
     static func tooLarge(_ limit: Int) -> FramingRefusal {
-        FramingRefusal(status: 413, detail: "The request body is larger than the server accepts (\(limit) bytes).")
+        FramingRefusal(status: .contentTooLarge, detail: "The request body is larger than the server accepts (\(limit) bytes).")
     }
 
-    private static func bad(_ detail: String) -> FramingRefusal { FramingRefusal(status: 400, detail: detail) }
+    private static func bad(_ detail: String) -> FramingRefusal { FramingRefusal(status: .badRequest, detail: detail) }
 
     /// `HTTP/<digits>.<digits>` → (major, minor), saturating huge numbers; nil when malformed.
     private static func versionOf(_ text: ArraySlice<UInt8>) -> (Int, Int)? {

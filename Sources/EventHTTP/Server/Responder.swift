@@ -13,20 +13,28 @@ internal import CLibevent
 /// }
 /// ```
 public final class Responder: @unchecked Sendable {
-    let exchange: Exchange
+    let exchange: Exchange!
+    /// Set instead of `exchange` when the router runs in-process (`Router.respond(to:)`).
+    let inProcess: InProcessExchange?
     /// The request as routed (parameters and route filled in); read on the loop thread.
     var request: Request {
-        get { exchange.request }
-        set { exchange.request = newValue }
+        get { inProcess?.request ?? exchange.request }
+        set { if let inProcess { inProcess.request = newValue } else { exchange.request = newValue } }
     }
 
-    init(exchange: Exchange) { self.exchange = exchange }
+    init(exchange: Exchange) { self.exchange = exchange; inProcess = nil }
+    init(inProcess: InProcessExchange) { exchange = nil; self.inProcess = inProcess }
 
     /// Whether an answer was sent or the client went away. Read on the loop thread.
-    public var isCompleted: Bool { exchange.server.loop.checkConfined("Responder.isCompleted"); return exchange.state != .pending }
+    public var isCompleted: Bool {
+        if let inProcess { return inProcess.isCompleted }
+        exchange.server.loop.checkConfined("Responder.isCompleted")
+        return exchange.state != .pending
+    }
 
     /// Sends `response` (after the response filters). Only the first call counts.
     public func send(_ response: Response) {
+        if let inProcess { return inProcess.answer(.response(response)) }
         let loop = exchange.server.loop
         if loop.isOnLoopThread { exchange.send(response) } else {
             loop.execute { [self] in exchange.send(response) }
@@ -49,6 +57,10 @@ public final class Responder: @unchecked Sendable {
     /// shutting down (the client got 200, a jittered `retry:` and the end, as `EventSource`
     /// needs), the client is gone, or the request was already answered. Call on the loop thread.
     public func startEventStream(retryMilliseconds: Int = 3_000, conflate: Bool = false) -> EventStream? {
+        if let inProcess {
+            inProcess.answer(.eventStream(retryMilliseconds: retryMilliseconds, conflate: conflate || inProcess.conflates))
+            return nil
+        }
         precondition(exchange.server.loop.isOnLoopThread, "startEventStream off the loop thread")
         return exchange.startEventStream(retryMilliseconds: retryMilliseconds,
                                          conflate: conflate || exchange.conflationKeyOf != nil)
@@ -58,6 +70,7 @@ public final class Responder: @unchecked Sendable {
     /// `send(_:)` keyed by `keyOf` (nil: never replaced). Lets a route ask for conflation
     /// before handing the responder to code that starts the stream. Call on the loop thread.
     public func conflateEventStream(keyedBy keyOf: @escaping ([UInt8]) -> String?) {
+        if let inProcess { return inProcess.conflates = true }
         exchange.server.loop.checkConfined("Responder.conflateEventStream")
         exchange.conflationKeyOf = keyOf
     }

@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// An open Server-Sent-Events response. Obtain one from `Responder.startEventStream()`.
 ///
 /// Loop-thread confined: call every member on the loop thread (the main actor when the loop
@@ -18,10 +20,10 @@
 /// stream.onClose = { cancellable.cancel() }
 /// ```
 public final class EventStream: @unchecked Sendable {
-    static let headHeaders: HTTPHeaders = [
-        "Content-Type": "text/event-stream",
-        "Cache-Control": "no-cache",
-        "X-Accel-Buffering": "no",
+    static let headHeaders: HTTPFields = [
+        .contentType: "text/event-stream",
+        .cacheControl: "no-cache",
+        .xAccelBuffering: "no",
     ]
 
     let id: Int

@@ -1,7 +1,9 @@
+import HTTPTypes
 import EventHTTP
 
-/// Who may do what (openapi.yaml "Access"), decided per request from the route, the method and the
-/// presented credential. Tokens are held as bytes and only ever compared in constant time.
+/// Who may do what (openapi.yaml "Access"), decided per request from the route's rule (the group
+/// it was registered in, see `APIRoutes`), the method and the presented credential. Tokens are held
+/// as bytes and only ever compared in constant time.
 ///
 /// - `--api-token T` (repeatable): `PUT`, `PATCH`, `POST`, `DELETE` need `Bearer T`.
 /// - `--read-token R`: everything else except `/healthz`, `/readyz`, `/` and CORS preflights needs
@@ -19,17 +21,15 @@ struct AccessPolicy {
     /// Tokens accepted for reads; empty = reads are open.
     let readTokens: [[UInt8]]
 
-    /// Routes anyone may read: the probes (orchestrators carry no credentials) and the dashboard
-    /// page, static markup without data that a browser's navigation cannot attach a bearer
-    /// header to; the page asks for the token itself when the API answers 401.
-    static let openRoutes: Set<String> = ["/healthz", "/readyz", "/"]
-    /// The event-stream routes, where `?ticket=` stands in for the header.
-    static let eventStreamRoutes: Set<String> = [
-        "/events", "/preferences/events", "/preferences/{key}/events", "/things/events", "/posts/events",
-        OFREPRoutes.eventsPath,
-    ]
-    /// The route that trades a token for a stream ticket.
-    static let ticketRoute = "/stream-tickets"
+    /// How a route's requests are judged; routes anyone may call have no rule at all.
+    enum Rule {
+        /// Reads need a read credential, writes (`PUT`, `PATCH`, `POST`, `DELETE`) a write one.
+        case byMethod
+        /// As `byMethod`, and a `GET` without `Authorization` may present `?ticket=`.
+        case eventStream
+        /// A `POST` that only reads (it is authorised like a `GET`).
+        case read
+    }
 
     init(apiTokens: [String], readToken: String?) {
         let api = apiTokens.filter { !$0.isEmpty }.map { Array($0.utf8) }
@@ -50,22 +50,17 @@ struct AccessPolicy {
         case read
     }
 
-    func requirement(for request: Request) -> Requirement {
+    func requirement(for request: Request, rule: Rule) -> Requirement {
         switch request.method {
-        case .POST where request.route == Self.ticketRoute:
+        case .post where rule == .read:
             return readTokens.isEmpty ? .none : .read
-        case .POST where request.route.map(OFREPRoutes.evaluationRoutes.contains) == true:
-            // OFREP evaluation is a read that OpenFeature sends as POST (it carries a context).
-            return readTokens.isEmpty ? .none : .read
-        case .PUT, .PATCH, .POST, .DELETE:
+        case .put, .patch, .post, .delete:
             return writeTokens.isEmpty ? .none : .write
-        case .OPTIONS where request.headers["Access-Control-Request-Method"] != nil:
+        case .options where request.headers.first(.accessControlRequestMethod) != nil:
             // A CORS preflight: browsers never attach credentials to it.
             return .none
         default:
-            if readTokens.isEmpty { return .none }
-            if let route = request.route, Self.openRoutes.contains(route) { return .none }
-            return .read
+            return readTokens.isEmpty ? .none : .read
         }
     }
 
@@ -80,8 +75,8 @@ struct AccessPolicy {
         case invalidToken
     }
 
-    func verdict(for request: Request) -> Verdict {
-        let requirement = requirement(for: request)
+    func verdict(for request: Request, rule: Rule) -> Verdict {
+        let requirement = requirement(for: request, rule: rule)
         guard requirement != .none else { return .allowed }
         let accepted = requirement == .write ? writeTokens : readTokens
         switch PresentedCredential(request) {
@@ -90,8 +85,7 @@ struct AccessPolicy {
         case .unusable:
             return .invalidToken
         case .none:
-            if requirement == .read, request.method == .GET,
-               let route = request.route, Self.eventStreamRoutes.contains(route),
+            if requirement == .read, request.method == .get, rule == .eventStream,
                let ticket = request.query("ticket") {
                 return .needsTicket(ticket)
             }

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Foundation
 import EventHTTP
 
@@ -13,8 +14,8 @@ enum PresentedCredential {
     /// The credential of `request`. Only the first `Authorization` field counts; without one,
     /// the first `X-API-Key` field (OFREP's API-key scheme) is the token itself.
     init(_ request: Request) {
-        guard let header = request.headers["Authorization"] else {
-            if let key = request.headers["X-API-Key"] {
+        guard let header = request.headers.first(.authorization) else {
+            if let key = request.headers.first(.xAPIKey) {
                 let token = key.trimmingCharacters(in: .whitespaces)
                 self = token.isEmpty ? .unusable : .bearer(Array(token.utf8))
             } else {

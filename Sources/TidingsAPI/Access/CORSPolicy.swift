@@ -1,8 +1,9 @@
+import HTTPTypes
 import EventHTTP
 import Foundation
 
-/// Cross-origin access for browsers (openapi.yaml "Access", `--cors-origin`), applied as a response
-/// filter so every answer — routed, 401, 404/405, preflight and event-stream heads — carries it.
+/// Cross-origin access for browsers (openapi.yaml "Access", `--cors-origin`), router-wide
+/// middleware so every answer — routed, 401, 404/405, preflight and event-stream heads — carries it.
 ///
 /// - Allowed origin: `Access-Control-Allow-Origin` echoes it (with `Vary: Origin`), or is `*`
 ///   when `*` is configured. Credentials mode is never enabled (`Allow-Credentials` is never
@@ -10,8 +11,8 @@ import Foundation
 /// - `ETag`, `Location`, `Tidings-Revision` are exposed to scripts.
 /// - Preflight (`OPTIONS` with `Access-Control-Request-Method`): the router's 204 with `Allow`
 ///   gains `Access-Control-Allow-Methods` (the route's methods), `-Allow-Headers` and `-Max-Age`.
-/// - Other origins get no CORS headers; without `--cors-origin` the filter is not installed.
-struct CORSPolicy {
+/// - Other origins get no CORS headers; without `--cors-origin` the middleware is not installed.
+struct CORSPolicy: Middleware {
     let allowsAnyOrigin: Bool
     let origins: Set<String>
 
@@ -31,20 +32,20 @@ struct CORSPolicy {
         origins = Set(cleaned)
     }
 
-    func apply(_ request: Request, _ response: inout Response) {
+    func finish(_ request: Request, _ response: inout Response) {
         // The answer depends on Origin whenever the origin is echoed: caches must key on it,
         // also for requests without one (or a cached non-CORS answer would be served to a page).
-        if !allowsAnyOrigin { response.headers.add("Vary", "Origin") }
-        guard let origin = request.headers["Origin"], allowsAnyOrigin || origins.contains(origin.lowercased()) else {
+        if !allowsAnyOrigin { response.headers.append(HTTPField(name: .vary, value: "Origin")) }
+        guard let origin = request.headers.first(.origin), allowsAnyOrigin || origins.contains(origin.lowercased()) else {
             return
         }
-        response.headers.set("Access-Control-Allow-Origin", allowsAnyOrigin ? "*" : origin)
-        response.headers.set("Access-Control-Expose-Headers", Self.exposedHeaders)
-        if request.method == .OPTIONS, request.headers["Access-Control-Request-Method"] != nil,
-           response.status == 204, let allow = response.headers["Allow"] {
-            response.headers.set("Access-Control-Allow-Methods", allow)
-            response.headers.set("Access-Control-Allow-Headers", Self.allowedHeaders)
-            response.headers.set("Access-Control-Max-Age", Self.maxAge)
+        response.headers[.accessControlAllowOrigin] = allowsAnyOrigin ? "*" : origin
+        response.headers[.accessControlExposeHeaders] = Self.exposedHeaders
+        if request.method == .options, request.headers.first(.accessControlRequestMethod) != nil,
+           response.status == 204, let allow = response.headers.first(.allow) {
+            response.headers[.accessControlAllowMethods] = allow
+            response.headers[.accessControlAllowHeaders] = Self.allowedHeaders
+            response.headers[.accessControlMaxAge] = Self.maxAge
         }
     }
 }

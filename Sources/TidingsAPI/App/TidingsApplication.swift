@@ -1,4 +1,5 @@
 public import EventHTTP
+import HTTPTypes
 import Foundation
 public import Logging
 
@@ -26,8 +27,10 @@ public final class TidingsApplication {
     public let loop: EventLoop
     public let server: HTTPServer
     public var logger: Logger
-    /// Where later modules register their routes and filters.
+    /// The router (its router-wide middleware: revision, CORS, metrics).
     public var router: Router { server.router }
+    /// Where the resources register their routes, by access rule.
+    private(set) var routes: APIRoutes!
     /// The global revision every response reports in `Tidings-Revision` (default 0).
     public var revisionProvider: () -> UInt64 = { 0 }
     /// Whether the store can take writes now; `/readyz` is 503 while it cannot.
@@ -45,34 +48,29 @@ public final class TidingsApplication {
         self.loop = loop
         self.logger = logger
         server = HTTPServer(loop: loop, configuration: configuration.server, logger: logger)
-        registerOperationalRoutes()
-        var revisionHeader: (revision: UInt64, text: String) = (0, "0")
-        router.addResponseFilter { [unowned self] _, response in
-            // Formatted once per revision, not once per response.
-            let revision = revisionProvider()
-            if revision != revisionHeader.revision { revisionHeader = (revision, String(revision)) }
-            response.headers.set("Tidings-Revision", revisionHeader.text)
-        }
-        // Access control + CORS (Access/) and request metrics + GET /metrics (Metrics/).
-        installAccessControl()
-        installMetrics()
+        router.add(middleware: RevisionHeader { [unowned self] in revisionProvider() })
+        // Access-checked route groups + CORS (Access/), request metrics + GET /metrics (Metrics/).
+        let routes = installAccessControl()
+        self.routes = routes
+        installMetrics(on: routes)
+        registerOperationalRoutes(on: routes)
     }
 
-    private func registerOperationalRoutes() {
-        router.get("/healthz") { _, responder in responder.send(Self.healthy) }
-        router.get("/readyz") { [unowned self] _, responder in
+    private func registerOperationalRoutes(on routes: APIRoutes) {
+        routes.open.get("/healthz") { _, responder in responder.send(Self.healthy) }
+        routes.open.get("/readyz") { [unowned self] _, responder in
             switch readiness {
             case .ready where !storeAvailability():
-                responder.send(.problem(status: 503, title: "Service Unavailable",
+                responder.send(.problem(status: .serviceUnavailable,
                                         detail: "The database cannot be reached; reads are served from memory, writes are refused.",
-                                        headers: ["Retry-After": "2"]))
+                                        headers: [.retryAfter: "2"]))
             case .ready:
                 responder.send(.json(["status": "ready"]))
             case .starting:
-                responder.send(.problem(status: 503, title: "Service Unavailable", detail: "The server is starting.",
-                                        headers: ["Retry-After": "1"]))
+                responder.send(.problem(status: .serviceUnavailable, detail: "The server is starting.",
+                                        headers: [.retryAfter: "1"]))
             case .draining:
-                responder.send(.problem(status: 503, title: "Service Unavailable", detail: "The server is shutting down."))
+                responder.send(.problem(status: .serviceUnavailable, detail: "The server is shutting down."))
             }
         }
     }

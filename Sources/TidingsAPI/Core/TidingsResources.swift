@@ -57,13 +57,14 @@ public final class TidingsResources {
         feed.start()
         streams = StreamHub(state: state)
 
-        PreferenceRoutes(state: state, writes: writes).register(on: app.router)
-        try PreferenceSchemaRoute.register(preferences: preferences, on: app.router)
-        ThingRoutes(state: state, writes: writes).register(on: app.router)
-        StreamRoutes(state: state, hub: streams).register(on: app.router)
-        OFREPRoutes.register(state: state, hub: streams, on: app.router)
-        try DashboardRoute.register(on: app.router)
-        ContractRoute.register(preferences: preferences, on: app.router)
+        let routes = app.routes!
+        PreferenceRoutes(state: state, writes: writes).register(on: routes.resources)
+        try PreferenceSchemaRoute.register(preferences: preferences, on: routes.resources)
+        ThingRoutes(state: state, writes: writes).register(on: routes.resources)
+        StreamRoutes(state: state, hub: streams).register(on: routes.streams)
+        OFREPRoutes.register(state: state, hub: streams, on: routes)
+        try DashboardRoute.register(on: routes.open)
+        ContractRoute.register(preferences: preferences, on: routes.resources)
         // Metrics: open streams, events published, store write latency (Metrics/).
         ResourceMetrics.attach(state: state, writes: writes, streams: streams)
 
@@ -84,9 +85,9 @@ public final class TidingsResources {
                 return true
             }
         }
-        PostsRoutes(feed: posts).register(on: app.router)
+        PostsRoutes(feed: posts).register(on: routes.resources)
         posts.reportFetches { TidingsMetrics.shared.recordUpstreamFetch(outcome: $0) }
-        SampleFeedRoutes().register(on: app.router)
+        SampleFeedRoutes().register(on: routes.resources)
         app.addShutdownTask { posts.shutdown() }
 
         let state = state

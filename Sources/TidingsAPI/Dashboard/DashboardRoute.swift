@@ -1,17 +1,18 @@
+import HTTPTypes
 import EventHTTP
 
 /// `GET /`: the dashboard page, read from the resource bundle and encoded once, at start-up.
 enum DashboardRoute {
     /// Loads the page (a missing or broken bundle fails here, at boot, not at the first request)
     /// and registers the route.
-    static func register(on router: Router) throws {
-        let page = Response(status: 200, headers: [
-            "Content-Type": "text/html; charset=utf-8",
-            "Cache-Control": "no-cache",
-            "X-Content-Type-Options": "nosniff",
+    static func register(on router: RouteGroup) throws {
+        let page = Response(status: .ok, headers: [
+            .contentType: "text/html; charset=utf-8",
+            .cacheControl: "no-cache",
+            .xContentTypeOptions: "nosniff",
             // Everything is inline and same-origin; nothing may be loaded from elsewhere.
-            "Content-Security-Policy": "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-            "Referrer-Policy": "no-referrer",
+            .contentSecurityPolicy: "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+            .referrerPolicy: "no-referrer",
         ], body: Array(try DashboardPage.load().html.utf8))
         router.get("/") { _, responder in responder.send(page) }
     }

@@ -1,9 +1,10 @@
+import HTTPTypes
 import Dispatch
 import EventHTTP
 import Prometheus
 
 /// `tidings_http_requests_total{route,method,status}` and
-/// `tidings_http_request_duration_seconds{route}`, recorded by a response filter.
+/// `tidings_http_request_duration_seconds{route}`, recorded by router-wide middleware.
 ///
 /// `route` is the matched template (`/preferences/{key}`), never the raw path, and `unmatched`
 /// when no route matched, so the number of series stays bounded by the routes the server
@@ -12,8 +13,8 @@ import Prometheus
 /// record. Durations run from `Request.receivedAt` to the moment the answer (or an event
 /// stream's head) is handed to the connection.
 ///
-/// Confined to the event loop thread, where response filters run.
-final class HTTPRequestMetrics {
+/// Confined to the event loop thread, where middleware runs.
+final class HTTPRequestMetrics: Middleware {
     private final class RouteSeries {
         let route: String
         let duration: ValueHistogram
@@ -33,6 +34,10 @@ final class HTTPRequestMetrics {
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
+    }
+
+    func finish(_ request: Request, _ response: inout Response) {
+        record(request, status: response.status.code)
     }
 
     /// Counts and times one answered request.
@@ -58,7 +63,7 @@ final class HTTPRequestMetrics {
         return series
     }
 
-    private func makeCounter(_ series: RouteSeries, method: HTTPMethod, status: Int, key: Int) -> Prometheus.Counter {
+    private func makeCounter(_ series: RouteSeries, method: HTTPRequest.Method, status: Int, key: Int) -> Prometheus.Counter {
         let counter = registry.makeCounter(
             descriptor: TidingsMetrics.name("http_requests", unit: "total", help: Self.requestsHelp),
             labels: [("route", series.route), ("method", method.rawValue), ("status", String(status))])
@@ -66,17 +71,18 @@ final class HTTPRequestMetrics {
         return counter
     }
 
-    private static func methodIndex(_ method: HTTPMethod) -> Int {
+    private static func methodIndex(_ method: HTTPRequest.Method) -> Int {
         switch method {
-        case .GET: 0
-        case .HEAD: 1
-        case .POST: 2
-        case .PUT: 3
-        case .PATCH: 4
-        case .DELETE: 5
-        case .OPTIONS: 6
-        case .TRACE: 7
-        case .CONNECT: 8
+        case .get: 0
+        case .head: 1
+        case .post: 2
+        case .put: 3
+        case .patch: 4
+        case .delete: 5
+        case .options: 6
+        case .trace: 7
+        case .connect: 8
+        default: 9   // the server serves no other method
         }
     }
 }

@@ -1,20 +1,18 @@
+import HTTPTypes
 import EventHTTP
 
 @MainActor
 extension TidingsApplication {
-    /// Installs `GET /metrics` and the per-request metrics filter, and bootstraps swift-metrics
-    /// onto the same registry. Call once, after the other response filters (the filter only
-    /// reads the status, so its position does not change what it records).
-    func installMetrics(_ metrics: TidingsMetrics = .shared) {
+    /// Installs `GET /metrics` (a read) and the per-request metrics as router-wide middleware
+    /// (every answer is counted), and bootstraps swift-metrics onto the same registry. Call
+    /// once (the middleware only reads the status, so its position does not change what it records).
+    func installMetrics(_ metrics: TidingsMetrics = .shared, on routes: APIRoutes) {
         MetricsBootstrap.run()
-        let requests = HTTPRequestMetrics(registry: metrics.registry)
-        router.addResponseFilter { request, response in
-            requests.record(request, status: response.status)
-        }
-        router.get("/metrics") { _, responder in
-            responder.send(Response(status: 200,
-                                    headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8",
-                                              "Cache-Control": "no-store"],
+        router.add(middleware: HTTPRequestMetrics(registry: metrics.registry))
+        routes.resources.get("/metrics") { _, responder in
+            responder.send(Response(status: .ok,
+                                    headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8",
+                                              .cacheControl: "no-store"],
                                     body: metrics.exposition()))
         }
     }

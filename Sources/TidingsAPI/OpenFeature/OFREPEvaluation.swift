@@ -1,3 +1,4 @@
+import HTTPTypes
 import EventHTTP
 import Observing
 
@@ -28,7 +29,7 @@ enum OFREPEvaluation {
         object.string("key", key)
         object.string("errorCode", "FLAG_NOT_FOUND")
         object.string("errorDetails", "There is no preference '\(key)'.")
-        return .json(bytes: object.bytes, status: 404)
+        return .json(bytes: object.bytes, status: .notFound)
     }
 
     /// `400 {"key"?,"errorCode":"PARSE_ERROR","errorDetails"}` (the bulk answer has no key).
@@ -37,7 +38,7 @@ enum OFREPEvaluation {
         if let key { object.string("key", key) }
         object.string("errorCode", "PARSE_ERROR")
         object.string("errorDetails", detail)
-        return .json(bytes: object.bytes, status: 400)
+        return .json(bytes: object.bytes, status: .badRequest)
     }
 
     /// The bulk ETag: the revision of the latest preference change (`"0"` when none was ever

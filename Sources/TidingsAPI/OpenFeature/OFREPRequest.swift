@@ -1,5 +1,6 @@
 import EventHTTP
 import Observing
+import HTTPTypes
 
 /// What makes a body an OFREP evaluation request: a JSON object whose `context`, when present,
 /// is an object. Everything inside the context is accepted and ignored (preferences are

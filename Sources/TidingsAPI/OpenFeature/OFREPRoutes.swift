@@ -1,3 +1,4 @@
+import HTTPTypes
 import EventHTTP
 import Observing
 
@@ -14,13 +15,11 @@ struct OFREPRoutes {
 
     /// The path of the notification stream, as `eventStreams` announces it.
     nonisolated static let eventsPath = "/ofrep/v1/events"
-    /// What the routes below are, for the access policy (reads although POST).
-    nonisolated static let evaluationRoutes: Set<String> = ["/ofrep/v1/evaluate/flags", "/ofrep/v1/evaluate/flags/{key}"]
 
     /// Registers the routes and hands the hub the OFREP frame encoding.
-    static func register(state: TidingsState, hub: StreamHub, on router: Router) {
+    static func register(state: TidingsState, hub: StreamHub, on routes: APIRoutes) {
         hub.ofrep = OFREPNotifications(state: state)
-        OFREPRoutes(state: state, hub: hub).register(on: router)
+        OFREPRoutes(state: state, hub: hub).register(on: routes)
     }
 
     private init(state: TidingsState, hub: StreamHub) {
@@ -28,8 +27,9 @@ struct OFREPRoutes {
         self.hub = hub
     }
 
-    func register(on router: Router) {
-        router.post("/ofrep/v1/evaluate/flags/{key}") { request, responder in
+    /// The evaluations are reads although POSTs; the notifications an event stream.
+    func register(on routes: APIRoutes) {
+        routes.readingPosts.post("/ofrep/v1/evaluate/flags/{key}") { request, responder in
             let key = request.parameters["key"] ?? ""
             guard let success = OFREPEvaluation.success(key, state: state) else {
                 responder.send(OFREPEvaluation.flagNotFound(key))
@@ -39,22 +39,22 @@ struct OFREPRoutes {
                 responder.send(OFREPEvaluation.parseError(problem, key: key))
                 return
             }
-            responder.send(.json(bytes: Array(success.utf8), headers: ["Cache-Control": "no-store"]))
+            responder.send(.json(bytes: Array(success.utf8), headers: [.cacheControl: "no-store"]))
         }
-        router.post("/ofrep/v1/evaluate/flags") { request, responder in
+        routes.readingPosts.post("/ofrep/v1/evaluate/flags") { request, responder in
             if let problem = try OFREPRequest.problem(request) {
                 responder.send(OFREPEvaluation.parseError(problem, key: nil))
                 return
             }
             let latest = OFREPEvaluation.latestPreferenceRevision(state)
             let etag = EntityTag(revision: latest)
-            if let tags = request.entityTags("If-None-Match"), etag.isMatched(by: tags) {
-                responder.send(Response(status: 304, headers: ["ETag": etag.header]))
+            if let tags = request.entityTags(.ifNoneMatch), etag.isMatched(by: tags) {
+                responder.send(Response(status: .notModified, headers: [.eTag: etag.header]))
                 return
             }
-            responder.send(.json(bytes: bulkBody(latest), headers: ["ETag": etag.header, "Cache-Control": "no-cache"]))
+            responder.send(.json(bytes: bulkBody(latest), headers: [.eTag: etag.header, .cacheControl: "no-cache"]))
         }
-        router.get(Self.eventsPath) { request, responder in
+        routes.streams.get(Self.eventsPath) { request, responder in
             let keys = state.preferences.declarations.map(\.key)
             try hub.open(request, responder: responder, coverage: StreamCoverage(preferenceKeys: keys, ofrep: true))
         }

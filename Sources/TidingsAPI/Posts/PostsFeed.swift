@@ -1,4 +1,5 @@
 import EventHTTP
+import HTTPTypes
 import Foundation
 import Logging
 import Observing
@@ -201,7 +202,7 @@ final class PostsFeed {
     }
 
     /// `200` with the current state.
-    func response(status: Int = 200) -> Response {
+    func response(status: HTTPResponse.Status = .ok) -> Response {
         _ = json
         return .json(bytes: cachedBody!.bytes, status: status)
     }

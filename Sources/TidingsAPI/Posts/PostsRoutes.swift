@@ -1,3 +1,4 @@
+import HTTPTypes
 import EventHTTP
 import Foundation
 import Observing
@@ -16,7 +17,7 @@ struct PostsRoutes {
 
     let feed: PostsFeed
 
-    func register(on router: Router) {
+    func register(on router: RouteGroup) {
         router.get("/posts") { request, responder in
             let wait = try Self.waitSeconds(request)
             feed.fetchIfNeeded()
@@ -34,7 +35,7 @@ struct PostsRoutes {
         }
         router.post("/posts/refresh") { _, responder in
             feed.refresh()
-            responder.send(feed.response(status: 202))
+            responder.send(feed.response(status: .accepted))
         }
         router.post("/posts/cancel") { _, responder in
             responder.send(.json(CancelResult(cancelled: feed.cancel())))

@@ -1,3 +1,4 @@
+import HTTPTypes
 import EventHTTP
 import Foundation
 
@@ -5,15 +6,15 @@ import Foundation
 /// (strong `ETag`, fixed `Last-Modified`, `304` for a matching `If-None-Match`, or — without
 /// one — an `If-Modified-Since` not older than the posts).
 struct SampleFeedRoutes {
-    func register(on router: Router) {
+    func register(on router: RouteGroup) {
         router.get("/sample/posts") { request, responder in
-            let validators: HTTPHeaders = [
-                "ETag": SampleFeed.etag.header,
-                "Last-Modified": SampleFeed.lastModified,
-                "Cache-Control": "no-cache",
+            let validators: HTTPFields = [
+                .eTag: SampleFeed.etag.header,
+                .lastModified: SampleFeed.lastModified,
+                .cacheControl: "no-cache",
             ]
             if Self.notModified(request) {
-                responder.send(Response(status: 304, headers: validators))
+                responder.send(Response(status: .notModified, headers: validators))
             } else {
                 responder.send(.json(bytes: SampleFeed.body, headers: validators))
             }
@@ -22,10 +23,10 @@ struct SampleFeedRoutes {
 
     /// RFC 9110 §13.2.2: `If-None-Match` decides when present; otherwise `If-Modified-Since`.
     static func notModified(_ request: Request) -> Bool {
-        if let tags = request.entityTags("If-None-Match") {
+        if let tags = request.entityTags(.ifNoneMatch) {
             return SampleFeed.etag.isMatched(by: tags)
         }
-        guard let since = request.headers["If-Modified-Since"].flatMap(httpDate),
+        guard let since = request.headers.first(.ifModifiedSince).flatMap(httpDate),
               let modified = httpDate(SampleFeed.lastModified) else { return false }
         return since >= modified
     }

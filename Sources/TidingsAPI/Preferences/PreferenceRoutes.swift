@@ -1,3 +1,4 @@
+import HTTPTypes
 import EventHTTP
 import Observing
 
@@ -42,7 +43,7 @@ struct PreferenceRoutes {
         self.writes = writes
     }
 
-    func register(on router: Router) {
+    func register(on router: RouteGroup) {
         router.get("/preferences") { _, responder in
             responder.send(mapResponse())
         }
@@ -65,8 +66,8 @@ struct PreferenceRoutes {
         router.get("/preferences/{key}") { request, responder in
             let key = try declaredKey(request)
             let revision = state.revision(ofPreference: key)
-            if let tags = request.entityTags("If-None-Match"), EntityTag(revision: revision).isMatched(by: tags) {
-                responder.send(Response(status: 304, headers: ["ETag": EntityTag(revision: revision).header]))
+            if let tags = request.entityTags(.ifNoneMatch), EntityTag(revision: revision).isMatched(by: tags) {
+                responder.send(Response(status: .notModified, headers: [.eTag: EntityTag(revision: revision).header]))
                 return
             }
             responder.send(recordResponse(key))
@@ -99,7 +100,7 @@ struct PreferenceRoutes {
 
     private func write(_ patch: PreferencePatch, key: String, request: Request, responder: Responder) {
         var ifMatch: [String: Set<UInt64>] = [:]
-        if let tags = request.entityTags("If-Match"), !tags.contains("*") {
+        if let tags = request.entityTags(.ifMatch), !tags.contains("*") {
             // Tags that are not revisions can never match; an empty set fails the write.
             ifMatch[key] = Set(tags.compactMap { UInt64($0) })
         }
@@ -111,7 +112,7 @@ struct PreferenceRoutes {
                     let declaration = state.preferences.declaration(forKey: key)!
                     let record = PreferenceRecord(key: key, value: own.value, default: declaration.defaultValue,
                                                   type: declaration.type, revision: own.revision)
-                    responder.send(.json(bytes: Array(EventFrame.json(record).utf8), headers: ["ETag": EntityTag(revision: own.revision).header]))
+                    responder.send(.json(bytes: Array(EventFrame.json(record).utf8), headers: [.eTag: EntityTag(revision: own.revision).header]))
                 } else {
                     responder.send(recordResponse(key))
                 }
@@ -129,7 +130,7 @@ struct PreferenceRoutes {
         let declaration = state.preferences.declaration(forKey: key)!
         let record = PreferenceRecord(key: key, value: state.preferences.value(forKey: key)!,
                                       default: declaration.defaultValue, type: declaration.type, revision: revision)
-        let response = Response.json(bytes: Array(EventFrame.json(record).utf8), headers: ["ETag": EntityTag(revision: revision).header])
+        let response = Response.json(bytes: Array(EventFrame.json(record).utf8), headers: [.eTag: EntityTag(revision: revision).header])
         cache.records[key] = (revision, response)
         return response
     }

@@ -1,3 +1,4 @@
+import HTTPTypes
 import EventHTTP
 import Observing
 
@@ -9,13 +10,13 @@ import Observing
 enum PreferenceSchemaRoute {
     /// Registers the route. A declared key named `schema` would be hidden behind it (readable only
     /// through `GET /preferences`), so such a file stops start-up like any other bad declaration.
-    static func register(preferences: Preferences, on router: Router) throws {
+    static func register(preferences: Preferences, on router: RouteGroup) throws {
         if preferences.declaration(forKey: "schema") != nil {
             throw StartupError(description: "invalid --preferences file: preference \"schema\": "
                 + "the name is reserved (GET /preferences/schema describes the declarations)")
         }
         let response = Response.json(bytes: Array(document(preferences.declarations).utf8),
-                                     headers: ["Cache-Control": "no-cache"])
+                                     headers: [.cacheControl: "no-cache"])
         router.get("/preferences/schema") { _, responder in responder.send(response) }
     }
 

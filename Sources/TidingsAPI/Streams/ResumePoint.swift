@@ -1,3 +1,4 @@
+import HTTPTypes
 import EventHTTP
 import Foundation
 
@@ -14,7 +15,7 @@ extension StreamHub {
     /// `Last-Event-ID` (what `EventSource` sends on reconnect; it wins) or `?lastEventId=`:
     /// 1 to 20 decimal digits, else 400.
     static func resumePoint(_ request: Request) throws(ProblemDetails) -> ResumePoint {
-        try resumePoint(header: request.headers["Last-Event-ID"], query: request.query("lastEventId"))
+        try resumePoint(header: request.headers[.lastEventID], query: request.query("lastEventId"))
     }
 
     /// The same from the raw header and the decoded query value (either may be absent).

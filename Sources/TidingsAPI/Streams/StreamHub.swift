@@ -1,3 +1,4 @@
+import HTTPTypes
 import EventHTTP
 import Foundation
 import Observing

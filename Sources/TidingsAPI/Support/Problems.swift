@@ -1,3 +1,4 @@
+import HTTPTypes
 import EventHTTP
 import Observing
 import TidingsModel
@@ -5,7 +6,7 @@ import TidingsModel
 /// The problem answers the resources share, so every route words them the same way.
 enum Problems {
     static func notFound(_ detail: String) -> ProblemDetails {
-        ProblemDetails(status: 404, title: "Not Found", detail: detail)
+        ProblemDetails(status: .notFound, detail: detail)
     }
 
     static func unknownPreference(_ key: String) -> ProblemDetails {
@@ -13,11 +14,11 @@ enum Problems {
     }
 
     static func badQuery(_ detail: String) -> ProblemDetails {
-        ProblemDetails(status: 400, title: "Bad Request", detail: detail)
+        ProblemDetails(status: .badRequest, detail: detail)
     }
 
     static func invalid(_ detail: String, errors: [ProblemDetails.FieldError]? = nil) -> ProblemDetails {
-        ProblemDetails(status: 422, title: "Unprocessable Content", detail: detail, errors: errors)
+        ProblemDetails(status: .unprocessableContent, detail: detail, errors: errors)
     }
 
     /// The answer for a refused or failed write.
@@ -32,7 +33,7 @@ enum Problems {
         case let .thing(error):
             switch error {
             case .duplicate:
-                return ProblemDetails(status: 409, title: "Conflict", detail: capitalized(error.description) + ".")
+                return ProblemDetails(status: .conflict, detail: capitalized(error.description) + ".")
             case .notFound:
                 return notFound(capitalized(error.description) + ".")
             case .empty, .tooLong, .controlCharacters, .tooMany:
@@ -41,13 +42,13 @@ enum Problems {
         case let .reservedThing(thing):
             return invalid("\"\(thing)\" is reserved: /things/\(thing) is another resource.")
         case let .preconditionFailed(key, current):
-            return ProblemDetails(status: 412, title: "Precondition Failed",
+            return ProblemDetails(status: .preconditionFailed,
                                   detail: "Preference '\(key)' is at revision \(current), not the one If-Match names.",
-                                  headers: ["ETag": EntityTag(revision: current).header])
+                                  headers: [.eTag: EntityTag(revision: current).header])
         case .storeFailed:
-            return ProblemDetails(status: 503, title: "Service Unavailable",
+            return ProblemDetails(status: .serviceUnavailable,
                                   detail: "The change could not be stored; nothing was changed. Try again.",
-                                  headers: ["Retry-After": "1"])
+                                  headers: [.retryAfter: "1"])
         }
     }
 

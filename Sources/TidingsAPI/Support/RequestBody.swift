@@ -1,12 +1,13 @@
 import EventHTTP
 import Foundation
+import HTTPTypes
 
 extension Request {
     /// The entity tags of a conditional header (`If-Match`, `If-None-Match`): `nil` when the
     /// header is absent, `["*"]` for a wildcard, otherwise the quoted tags with quotes removed
     /// (weak `W/` prefixes dropped: revisions are compared by value).
-    func entityTags(_ header: String) -> [String]? {
-        guard let raw = headers[header] else { return nil }
+    func entityTags(_ header: HTTPField.Name) -> [String]? {
+        guard let raw = headers.first(header) else { return nil }
         return raw.split(separator: ",").map { part in
             var tag = part.trimmingCharacters(in: .whitespaces)
             if tag.hasPrefix("W/") { tag.removeFirst(2) }

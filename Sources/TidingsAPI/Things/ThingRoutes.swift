@@ -1,3 +1,4 @@
+import HTTPTypes
 import EventHTTP
 import Observing
 import TidingsModel
@@ -27,11 +28,11 @@ struct ThingRoutes {
     let writes: WritePipeline
     private let cache = EncodedThings()
 
-    func register(on router: Router) {
+    func register(on router: RouteGroup) {
         router.get("/things") { request, responder in
             let revision = state.thingsRevision
-            if let tags = request.entityTags("If-None-Match"), EntityTag(revision: revision).isMatched(by: tags) {
-                responder.send(Response(status: 304, headers: ["ETag": EntityTag(revision: revision).header]))
+            if let tags = request.entityTags(.ifNoneMatch), EntityTag(revision: revision).isMatched(by: tags) {
+                responder.send(Response(status: .notModified, headers: [.eTag: EntityTag(revision: revision).header]))
                 return
             }
             responder.send(listResponse())
@@ -41,9 +42,9 @@ struct ThingRoutes {
             writes.submit(.addThing(body.thing)) { result in
                 switch result {
                 case let .success(.thingAdded(thing, revision)):
-                    responder.send(.json(ThingRecord(thing: thing, revision: revision), status: 201, headers: [
-                        "Location": "/things/" + percentEncodedPathSegment(thing),
-                        "ETag": EntityTag(revision: revision).header,
+                    responder.send(.json(ThingRecord(thing: thing, revision: revision), status: .created, headers: [
+                        .location: "/things/" + percentEncodedPathSegment(thing),
+                        .eTag: EntityTag(revision: revision).header,
                     ]))
                 case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
                 case .success: responder.send(listResponse())
@@ -85,7 +86,7 @@ struct ThingRoutes {
     private func remove(_ raw: String, responder: Responder) {
         writes.submit(.removeThing(raw)) { result in
             switch result {
-            case .success: responder.send(Response(status: 204))
+            case .success: responder.send(Response(status: .noContent))
             case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
             }
         }
@@ -97,7 +98,7 @@ struct ThingRoutes {
         let revision = state.thingsRevision
         if let cached = cache.list, cached.revision == revision { return cached.response }
         let response = Response.json(ThingsList(things: state.things.things, revision: revision),
-                                     headers: ["ETag": EntityTag(revision: revision).header])
+                                     headers: [.eTag: EntityTag(revision: revision).header])
         cache.list = (revision, response)
         return response
     }

@@ -1,0 +1,50 @@
+import CLibevent
+public import HTTPTypes
+
+// EventHTTP speaks swift-http-types: `HTTPRequest.Method`, `HTTPResponse.Status`, `HTTPFields`.
+// This file holds the few pieces evhttp and the API need on top of them.
+
+extension HTTPRequest.Method {
+    /// The methods evhttp parses and the router knows, in the order `Allow` lists them.
+    public static let served: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options, .trace, .connect]
+
+    /// The method of an evhttp command; nil for one the server does not serve.
+    init?(_ command: evhttp_cmd_type) {
+        switch command {
+        case EVHTTP_REQ_GET: self = .get
+        case EVHTTP_REQ_HEAD: self = .head
+        case EVHTTP_REQ_POST: self = .post
+        case EVHTTP_REQ_PUT: self = .put
+        case EVHTTP_REQ_PATCH: self = .patch
+        case EVHTTP_REQ_DELETE: self = .delete
+        case EVHTTP_REQ_OPTIONS: self = .options
+        case EVHTTP_REQ_TRACE: self = .trace
+        case EVHTTP_REQ_CONNECT: self = .connect
+        default: return nil
+        }
+    }
+}
+
+extension HTTPResponse.Status {
+    /// The reason phrase for the status line and a problem's default title: the standard one
+    /// (a status built from a bare code has none, so it gets `Status <code>`).
+    var phrase: String { reasonPhrase.isEmpty ? "Status \(code)" : reasonPhrase }
+
+    /// Whether an answer with this status never carries a body (1xx, 204, 304).
+    var forbidsBody: Bool { code == 204 || code == 304 || (100..<200).contains(code) }
+}
+
+extension HTTPField.Name {
+    /// Asks nginx (and similar proxies) not to buffer an event stream.
+    public static let xAccelBuffering = HTTPField.Name("X-Accel-Buffering")!
+}
+
+extension HTTPFields {
+    /// The value of the first field named `name`, or nil. The library's `self[name]` joins every
+    /// such field with commas; where only one value makes sense (a credential, a content type,
+    /// an origin) the first field is the one that counts, as it always was here.
+    public func first(_ name: HTTPField.Name) -> String? {
+        for field in self where field.name == name { return field.value }
+        return nil
+    }
+}

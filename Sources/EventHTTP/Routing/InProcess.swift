@@ -1,0 +1,72 @@
+import Dispatch
+import HTTPTypes
+
+/// What a route answered when the router runs in-process (`Router.respond(to:)`).
+public enum InProcessAnswer: Sendable {
+    /// An answer, after the route's and the router's middleware (as it would be written).
+    case response(Response)
+    /// The route turned the request into an event stream (the hand-off a socket would get;
+    /// `startEventStream` returned nil to the route, as for a client already gone).
+    case eventStream(retryMilliseconds: Int, conflate: Bool)
+
+    /// The response, or nil for an event stream.
+    public var response: Response? {
+        if case .response(let response) = self { return response }
+        return nil
+    }
+}
+
+/// The exchange of one in-process request: records the routed request and the first answer.
+/// Loop-thread (main-thread) confined like the router; `@unchecked` only so a `Responder` can
+/// be `Sendable` (a send from another thread is refused, see `answer`).
+final class InProcessExchange: @unchecked Sendable {
+    let router: Router
+    var request: Request
+    var conflates = false
+    private(set) var isCompleted = false
+    private var continuation: CheckedContinuation<InProcessAnswer, Never>?
+
+    init(router: Router, request: Request, continuation: CheckedContinuation<InProcessAnswer, Never>) {
+        self.router = router
+        self.request = request
+        self.continuation = continuation
+    }
+
+    func answer(_ answer: InProcessAnswer) {
+        // In-process handlers answer on the calling thread or through the main actor; an answer
+        // from elsewhere would race the router's state.
+        dispatchPrecondition(condition: .onQueue(.main))
+        guard !isCompleted else { return }
+        isCompleted = true
+        var answer = answer
+        if case .response(var response) = answer {
+            router.finish(request, &response)
+            answer = .response(response)
+        }
+        continuation?.resume(returning: answer)
+        continuation = nil
+    }
+}
+
+extension Router {
+    /// Runs `request` through routing, middleware and the route's handler in-process — no
+    /// socket, no server — and returns its answer once the route gave one (now or after
+    /// asynchronous work on the main actor). For tests of the routes built on this router, as
+    /// Hummingbird's testing library runs a router without a server. Call on the main thread.
+    ///
+    /// ```swift
+    /// let answer = await router.respond(to: Request(method: .get, target: "/healthz"))
+    /// XCTAssertEqual(answer.response?.status, .ok)
+    /// ```
+    @MainActor
+    public func respond(to request: Request, bodyLimit: Int = .max) async -> InProcessAnswer {
+        await withCheckedContinuation { continuation in
+            let exchange = InProcessExchange(router: self, request: request, continuation: continuation)
+            let responder = Responder(inProcess: exchange)
+            guard request.hasWellFormedQuery else {
+                return responder.send(.problem(status: .badRequest, detail: "The query string has a broken percent-escape or is not UTF-8."))
+            }
+            handle(request, responder, bodyLimitExceeded: request.body.count > bodyLimit ? bodyLimit : nil)
+        }
+    }
+}

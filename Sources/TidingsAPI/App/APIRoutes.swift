@@ -1,0 +1,27 @@
+import EventHTTP
+
+/// Where the API's routes are registered, by who may call them (API.md "Access"): each route
+/// declares its access rule by the group it joins, so no list of routes is kept elsewhere.
+struct APIRoutes {
+    /// Anyone: the probes (orchestrators carry no credentials) and the dashboard page, static
+    /// markup a browser's navigation cannot attach a bearer header to.
+    let open: RouteGroup
+    /// The resources: reads need the read token (when set), writes the write token.
+    let resources: RouteGroup
+    /// Event streams: as `resources`, and a single-use `?ticket=` stands in for the header.
+    let streams: RouteGroup
+    /// POSTs that only read (stream tickets, OFREP evaluations, which carry a context): they
+    /// are authorised as reads.
+    let readingPosts: RouteGroup
+
+    /// The groups on `router`, checked by `policy` (no check at all when it has no tokens).
+    init(router: Router, policy: AccessPolicy, tickets: StreamTicketStore) {
+        open = router.group()
+        func checked(_ rule: AccessPolicy.Rule) -> RouteGroup {
+            policy.isActive ? router.group(AccessCheck(policy: policy, rule: rule, tickets: tickets)) : router.group()
+        }
+        resources = checked(.byMethod)
+        streams = checked(.eventStream)
+        readingPosts = checked(.read)
+    }
+}
