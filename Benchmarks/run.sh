@@ -15,6 +15,7 @@
 #   BENCH_TIDINGS_BIN=PATH   the server binary to measure as "tidings" (implies you built it)
 #   BENCH_TIDINGS_ARGS="..." extra flags for tidings (e.g. "--log-level warning")
 #   BENCH_STRICT=1           exit 1 when a goal is not met (default: only when something fails to run)
+#   BENCH_PARTS="a b c d d2 f e"  the parts to run (default: all), e.g. BENCH_PARTS="a b"
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,6 +33,9 @@ NCHAN=${BENCH_NCHAN:-1}
 SKIP_TIDINGS=${BENCH_SKIP_TIDINGS:-0}
 SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
 STRICT=${BENCH_STRICT:-0}
+PARTS=" ${BENCH_PARTS:-a b c d d2 f e} "
+# part NAME: whether BENCH_PARTS includes it
+part() { case "$PARTS" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 read -r -a TIDINGS_EXTRA <<< "${BENCH_TIDINGS_ARGS:-}"
 TIDINGS_BIN=${BENCH_TIDINGS_BIN:-$ROOT/.build/release/tidings}
 BIN="$ROOT/.build/bench"
@@ -392,14 +396,19 @@ note "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), op
 note "wrk -t$THREADS -c$CONNS -d${DURATION}s after a 2 s warm-up; (a) and (b): $ROUNDS alternated runs per server, best counts"
 
 # ---------- (a) GET /healthz ----------
+if part a; then
 section "(a) GET /healthz  - router + response path vs bare evhttp"
 compare_get "(a) GET /healthz rate" /healthz 85
+fi
 
 # ---------- (b) GET /preferences/name ----------
+if part b; then
 section "(b) GET /preferences/name  - record read from memory vs bare evhttp"
 compare_get "(b) GET /preferences/name rate" /preferences/name 85
+fi
 
 # ---------- (c) durable PUT ----------
+if part c; then
 section "(c) PUT /preferences/name  - acknowledged (2xx) durable writes, $CONNS connections"
 bare_put=0
 if start_bare; then
@@ -420,19 +429,27 @@ if [ "$TIDINGS_OK" = 1 ] && start_tidings; then
 else
     summary "(c) durable PUT acknowledged writes/s" "tidings not measured [bare in-memory $(fmt_int "$bare_put")/s]"
 fi
+fi
 
 # ---------- (d) fan-out ----------
+if part d; then
 section "(d) fan-out: $STREAMS streams on /preferences/name/events, $CHANGES changes ${INTERVAL} ms apart"
 fanout_section "(d) fan-out $STREAMS" "$STREAMS" 250 3 5
+fi
 
+if part d2; then
 section "(d2) fan-out: $SMALL_STREAMS streams, $CHANGES changes ${INTERVAL} ms apart"
 fanout_section "(d2) fan-out $SMALL_STREAMS" "$SMALL_STREAMS" 15 3 5
+fi
 
 # ---------- (f) nginx + nchan ----------
+if part f; then
 section "(f) nginx + nchan, $STREAMS streams (third reference)"
 nchan_section
+fi
 
 # ---------- (e) ObservingBench ----------
+if part e; then
 section "(e) ObservingBench"
 if [ -d Benchmarks/ObservingBench ]; then
     if [ "$SKIP_TIDINGS" = 1 ]; then
@@ -447,6 +464,7 @@ if [ -d Benchmarks/ObservingBench ]; then
     fi
 else
     note "Benchmarks/ObservingBench does not exist; skipped"
+fi
 fi
 
 # ---------- summary ----------

@@ -94,7 +94,7 @@ final class ConnectionGuard {
     /// The refusal evhttp's next delivered request stands in for, if any (call once per request).
     func nextRequest() -> FramingRefusal? {
         defer { requestsSeen += 1 }
-        return refusals.removeValue(forKey: requestsSeen)
+        return refusals.isEmpty ? nil : refusals.removeValue(forKey: requestsSeen)
     }
 
     // MARK: Admission
@@ -158,6 +158,13 @@ final class ConnectionGuard {
         moving = true
         defer { moving = false }
         let kept = evbuffer_get_length(input) - count
+        guard kept > 0 else {
+            // evhttp had read everything before (the usual case): frame straight back into
+            // its emptied input, no buffer in between.
+            evbuffer_add_buffer(pending, input)
+            _ = filterInput(pending, input)
+            return
+        }
         let front = evbuffer_new()!
         defer { evbuffer_free(front) }
         evbuffer_remove_buffer(input, front, kept)
@@ -210,6 +217,7 @@ final class ConnectionGuard {
 
     /// Moves head bytes from `source`; true once a whole head was handled (passed or refused).
     private func readHead(_ source: OpaquePointer, _ destination: OpaquePointer) -> Bool {
+        if head.isEmpty, passCleanHead(source, destination) { return true }
         if !headClockStarted { startHeadClock() }
         // Empty lines before a request line are ignored (RFC 9112 §2.2).
         if head.isEmpty {
@@ -255,6 +263,23 @@ final class ConnectionGuard {
                 state = .chunked(ChunkedDecoder(maxBodyBytes: maxBodyBytes), parsed)
             }
         }
+        return true
+    }
+
+    /// The fast path (`CleanHead`): a whole head at the front of `source` that is already in
+    /// canonical form goes to evhttp as it is, without being copied, parsed into strings or
+    /// re-serialised, and without arming the head clock (it is complete). False: the slow path
+    /// decides (incomplete, refused, or to be normalised).
+    private func passCleanHead(_ source: OpaquePointer, _ destination: OpaquePointer) -> Bool {
+        let window = min(evbuffer_get_length(source), maxHeadBytes)
+        guard window > 0, let start = evbuffer_pullup(source, window) else { return false }
+        guard let verdict = CleanHead.check(UnsafeRawBufferPointer(start: start, count: window),
+                                            maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes) else { return false }
+        if headClockStarted { stopHeadClock() }
+        minorVersion = verdict.minorVersion
+        evbuffer_remove_buffer(source, destination, verdict.count)
+        headsPassed += 1
+        if verdict.bodyLength > 0 { state = .body(remaining: verdict.bodyLength, forward: verdict.bodyIsRead) }
         return true
     }
 

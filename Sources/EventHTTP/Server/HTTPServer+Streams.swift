@@ -32,6 +32,17 @@ extension HTTPServer {
         placeholderDescriptor = -1
     }
 
+    /// Queues `frame` on every open stream that follows `topic` (`EventStream.follow`) and last
+    /// took a frame of lower `order`; its order becomes `order`. On a conflating stream
+    /// `conflationKey` acts as in `EventStream.send(_:conflationKey:)`.
+    ///
+    /// This is the fan-out for many streams: the loop posts one command per stream worker,
+    /// whatever the number of streams, and each worker walks its own followers. Loop thread only.
+    public func broadcast(_ frame: [UInt8], topic: Int, order: UInt64, conflationKey: String? = nil) {
+        guard let dispatch, !frame.isEmpty else { return }
+        dispatch.enqueueAll(.broadcast(topic: topic, frame: frame, order: order, key: conflationKey))
+    }
+
     func workerClosedStream(_ id: Int) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         dispatch?.release(stream.workerIndex)

@@ -43,6 +43,8 @@ public final class EventStream: @unchecked Sendable {
     public var onClose: (() -> Void)?
     /// Whether frames can still be written.
     public private(set) var isOpen = true
+    /// The server the stream belongs to, for `HTTPServer.broadcast` (nil once it is gone).
+    public var owner: HTTPServer? { server }
     /// Whether the stream conflates instead of cutting a slow client off.
     public var conflates: Bool { remote.conflates }
 
@@ -88,6 +90,16 @@ public final class EventStream: @unchecked Sendable {
             completions[nextMarker] = completion
             dispatch.enqueue(.marker(remote, nextMarker), to: workerIndex)
         }
+    }
+
+    /// Makes the stream follow `topics`, replacing any it followed: every frame later passed to
+    /// `HTTPServer.broadcast` for one of them is queued on it as a live frame (in the loop's
+    /// order, after everything sent before this call), unless its order is not above the last
+    /// one this stream took, starting from `order`. So a frame reaching a stream through two
+    /// topics goes out once, and nothing at or before `order` (a snapshot's revision) repeats.
+    public func follow(_ topics: [Int], after order: UInt64) {
+        guard isOpen, !endRequested, let dispatch = server?.dispatch else { return }
+        dispatch.enqueue(.follow(remote, topics: topics, after: order), to: workerIndex)
     }
 
     /// Ends the response cleanly (after anything queued); `onClose` fires once the worker

@@ -51,6 +51,12 @@ final class StreamDispatch {
         }
     }
 
+    /// Queues `command` for every worker (a broadcast: its order relative to each worker's
+    /// other commands is the loop's).
+    func enqueueAll(_ command: WorkerCommand) {
+        for worker in outboxes.indices { enqueue(command, to: worker) }
+    }
+
     /// Posts every outbox to its worker.
     func flush() {
         flushPending = false

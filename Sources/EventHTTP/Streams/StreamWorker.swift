@@ -23,6 +23,8 @@ final class StreamWorker: @unchecked Sendable {
 
     // Worker thread only.
     private var streams: [Int: WorkerStream] = [:]
+    /// Streams following each broadcast topic, by stream id (`WorkerCommand.follow`).
+    private var followers: [Int: [Int: WorkerStream]] = [:]
     private var dirty: [WorkerStream] = []
     private var heartbeat: TimerHandle?
     /// Scratch for one `sendmsg`: the iovecs and the chunk headers they point at.
@@ -104,6 +106,17 @@ final class StreamWorker: @unchecked Sendable {
             case let .end(stream):
                 stream.requestEnd()
                 markDirty(stream)
+            case let .follow(stream, topics, after):
+                follow(stream, topics: topics, after: after)
+            case let .broadcast(topic, frame, order, key):
+                // The fan-out proper: the loop posted this once per worker, whatever the
+                // number of streams; each follower gets the shared frame at most once per order.
+                guard let following = followers[topic] else { continue }
+                for stream in following.values where order > stream.lastOrder {
+                    stream.lastOrder = order
+                    stream.enqueue(frame, key: key, live: true)
+                    markDirty(stream)
+                }
             }
         }
         // One gathered write per stream per batch, however many frames it got.
@@ -131,6 +144,23 @@ final class StreamWorker: @unchecked Sendable {
     func forget(_ stream: WorkerStream) {
         loop.checkConfined("StreamWorker.forget")
         streams.removeValue(forKey: stream.id)
+        unfollow(stream)
+    }
+
+    private func follow(_ stream: WorkerStream, topics: [Int], after: UInt64) {
+        unfollow(stream)
+        guard !stream.closed else { return }
+        stream.topics = topics
+        stream.lastOrder = after
+        for topic in topics { followers[topic, default: [:]][stream.id] = stream }
+    }
+
+    private func unfollow(_ stream: WorkerStream) {
+        for topic in stream.topics {
+            followers[topic]?.removeValue(forKey: stream.id)
+            if followers[topic]?.isEmpty == true { followers.removeValue(forKey: topic) }
+        }
+        stream.topics = []
     }
 
     private static let keepAlive = ServerSentEvent.comment("keep-alive")

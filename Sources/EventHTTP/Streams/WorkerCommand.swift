@@ -10,6 +10,12 @@ enum WorkerCommand: Sendable {
     case marker(WorkerStream, Int)
     /// End the response after everything queued, then close the socket.
     case end(WorkerStream)
+    /// From now on the stream follows `topics` (replacing earlier ones) and takes broadcast
+    /// frames whose order is above `after` (see `HTTPServer.broadcast`).
+    case follow(WorkerStream, topics: [Int], after: UInt64)
+    /// One frame for every follower of `topic` whose last order is below `order`; `key` is the
+    /// conflation key for conflating followers.
+    case broadcast(topic: Int, frame: [UInt8], order: UInt64, key: String?)
 }
 
 /// What a worker tells the loop thread. Posted through the loop's `execute` (a locked FIFO and

@@ -41,6 +41,10 @@ final class WorkerStream: @unchecked Sendable {
     private var ending = false
     private(set) var closed = false
     var isDirty = false
+    /// Broadcast topics followed, and the order of the last broadcast frame taken (frames at or
+    /// below it are skipped, so one reaching the stream through two topics goes out once).
+    var topics: [Int] = []
+    var lastOrder: UInt64 = 0
 
     init(id: Int, fd: Int32, chunked: Bool, conflates: Bool, bound: Int, worker: StreamWorker) {
         self.id = id

@@ -19,6 +19,8 @@ final class HTTPRequestMetrics: Middleware {
         let route: String
         let duration: ValueHistogram
         var counters: [Int: Prometheus.Counter] = [:]
+        /// The counter used last, by its key: most requests repeat the one before.
+        var last: (key: Int, counter: Prometheus.Counter)?
 
         init(route: String, duration: ValueHistogram) {
             self.route = route
@@ -28,6 +30,9 @@ final class HTTPRequestMetrics: Middleware {
 
     private let registry: PrometheusCollectorRegistry
     private var routes: [String: RouteSeries] = [:]
+    /// The series used last: a route template compares equal to it at once (same storage),
+    /// where hashing it for the dictionary costs several hundred instructions per request.
+    private var lastSeries: RouteSeries?
 
     static let unmatched = "unmatched"
     private static let requestsHelp = "HTTP requests answered, by route template, method and status."
@@ -43,10 +48,22 @@ final class HTTPRequestMetrics: Middleware {
     /// Counts and times one answered request.
     func record(_ request: Request, status: Int) {
         let route = request.route ?? Self.unmatched
-        let series = routes[route] ?? makeSeries(route)
+        let series: RouteSeries
+        if let last = lastSeries, last.route == route {
+            series = last
+        } else {
+            series = routes[route] ?? makeSeries(route)
+            lastSeries = series
+        }
         let status = min(max(status, 0), 999)
         let key = Self.methodIndex(request.method) &* 1_000 &+ status
-        let counter = series.counters[key] ?? makeCounter(series, method: request.method, status: status, key: key)
+        let counter: Prometheus.Counter
+        if let last = series.last, last.key == key {
+            counter = last.counter
+        } else {
+            counter = series.counters[key] ?? makeCounter(series, method: request.method, status: status, key: key)
+            series.last = (key, counter)
+        }
         counter.increment()
         let now = DispatchTime.now().uptimeNanoseconds
         let elapsed = now >= request.receivedAt && request.receivedAt != 0 ? now - request.receivedAt : 0

@@ -5,17 +5,43 @@ import Observing
 import OpenCombine
 import TidingsStore
 
-/// Opens event streams and keeps each one subscribed to the per-key subjects it covers.
+/// Opens event streams and fans each change out to them.
 ///
 /// A stream starts with a snapshot (or, when resuming, the journal's events after its
 /// `Last-Event-ID`, or a `reset` and a snapshot when the journal cannot answer without a gap),
-/// written at the pace the client reads. Live events follow in revision order: a key's subject
-/// carries each change with its event encoded once for all streams, and the stream sends what
-/// it receives, never one it already sent. Confined to the main actor (the event loop).
+/// written at the pace the client reads. Live events follow in revision order. The fan-out is
+/// hub-level: one subscription per source (a preference key's subject, the thing list, the
+/// posts feed), made when the first stream needs it, and per change the event — encoded once —
+/// is broadcast to the stream workers (`HTTPServer.broadcast`): one command per worker and
+/// topic, whatever the number of streams. Each worker keeps its streams' topics and queues the
+/// shared frame on each follower, never one at or below the revision it already sent.
+/// Confined to the main actor (the event loop).
 @MainActor
 final class StreamHub {
+    /// What one subscription listens to.
+    private enum Source: Hashable {
+        case preference(String)
+        case things
+        case posts
+    }
+
+    /// An open stream, for the count and for reloads.
+    private struct Follower {
+        weak var stream: EventStream?
+        let coverage: StreamCoverage
+        let topics: [Int]
+    }
+
     private let state: TidingsState
-    private var subscriptions: [ObjectIdentifier: [AnyCancellable]] = [:]
+    private weak var server: HTTPServer?
+    private var followers: [ObjectIdentifier: Follower] = [:]
+    /// One subscription per source; sources are bounded by the declared keys.
+    private var sources: [Source: AnyCancellable] = [:]
+    private var reloadSubscription: AnyCancellable?
+    /// Topic numbers: a source's index × 2, + 1 for its OFREP encoding.
+    private var sourceIndex: [Source: Int] = [:]
+    /// Open streams per topic (a change is broadcast only on topics someone follows).
+    private var followerCounts: [Int: Int] = [:]
     /// Called when a stream opens or closes (for metrics).
     var onCountChange: (@MainActor (Int) -> Void)?
 
@@ -24,7 +50,7 @@ final class StreamHub {
     /// OFREP hook: re-encodes the frames of a stream whose coverage has `ofrep` (OpenFeature/).
     var ofrep: OFREPNotifications?
 
-    var openStreams: Int { subscriptions.count }
+    var openStreams: Int { followers.count }
 
     /// Starts the stream for `request` covering `coverage` (resume point from `Last-Event-ID`
     /// or `?lastEventId=`).
@@ -32,6 +58,7 @@ final class StreamHub {
         let resume = try Self.resumePoint(request)
         // nil also for HEAD: EventHTTP answered it with the stream's headers and no stream.
         guard let stream = responder.startEventStream(retryMilliseconds: 3_000) else { return }
+        if server == nil { server = stream.owner }
         let current = state.revision
         // OFREP hook: the same journal entries, encoded as OFREP notifications.
         let ofrep = coverage.ofrep ? self.ofrep : nil
@@ -63,43 +90,89 @@ final class StreamHub {
         }
         stream.sendPaced(initial)
 
-        // Everything after `current` arrives through the subjects, each change carrying its
-        // event encoded once (the payload); nothing at or before `current` is sent again.
-        var lastSent = current
-        let deliver: @MainActor (JournalEntry?) -> Void = { [weak stream] entry in
-            guard let stream, let entry, entry.revision > lastSent else { return }
-            lastSent = entry.revision
-            stream.send(encode(entry))
+        // Everything after `current` arrives through the broadcasts, each change carrying its
+        // event encoded once; nothing at or before `current` is sent again.
+        let topics = topics(of: coverage, ofrep: ofrep != nil)
+        stream.follow(topics, after: current)
+        for topic in topics { followerCounts[topic, default: 0] += 1 }
+        if reloadSubscription == nil {
+            reloadSubscription = state.reloads.sink { [weak self] in self?.reloaded() }
         }
-        var cancellables: [AnyCancellable] = []
-        for key in coverage.preferenceKeys {
-            guard let changes = state.preferences.changes(forKey: key) else { continue }
-            cancellables.append(changes.dropFirst().sink { deliver($0.payload as? JournalEntry) })
-        }
-        if coverage.things {
-            cancellables.append(state.things.updates.sink { deliver($0.payload as? JournalEntry) })
-        }
-        if coverage.posts {
-            cancellables.append(state.postsEvents.sink { deliver($0) })
-        }
-        // Memory was rebuilt from a snapshot (history pruned past this instance): start over.
-        cancellables.append(state.reloads.sink { [weak self, weak stream] in
-            guard let self, let stream else { return }
-            let now = state.revision
-            lastSent = now
-            let reset = EventFrame.frame(id: now, event: "reset",
-                                         data: ResetEventData(reason: "this server caught up from a snapshot"))
-            stream.sendPaced([reset] + snapshot(coverage, revision: now))
-        })
         let id = ObjectIdentifier(stream)
-        subscriptions[id] = cancellables
-        onCountChange?(subscriptions.count)
+        followers[id] = Follower(stream: stream, coverage: coverage, topics: topics)
+        onCountChange?(followers.count)
         stream.onClose = { [weak self] in
             MainActor.assumeIsolated {
-                guard let self, let cancellables = self.subscriptions.removeValue(forKey: id) else { return }
-                cancellables.forEach { $0.cancel() }
-                self.onCountChange?(self.subscriptions.count)
+                guard let self, let follower = self.followers.removeValue(forKey: id) else { return }
+                for topic in follower.topics { self.followerCounts[topic, default: 1] -= 1 }
+                self.onCountChange?(self.followers.count)
             }
+        }
+    }
+
+    /// The topics a stream with `coverage` follows, subscribing to each source on first use.
+    private func topics(of coverage: StreamCoverage, ofrep: Bool) -> [Int] {
+        var sources: [Source] = []
+        for key in coverage.preferenceKeys where state.preferences.changes(forKey: key) != nil {
+            sources.append(.preference(key))
+        }
+        if coverage.things { sources.append(.things) }
+        if coverage.posts { sources.append(.posts) }
+        return sources.map { topic(of: $0, ofrep: ofrep) }
+    }
+
+    private func topic(of source: Source, ofrep: Bool) -> Int {
+        let index: Int
+        if let known = sourceIndex[source] {
+            index = known
+        } else {
+            index = sourceIndex.count
+            sourceIndex[source] = index
+            subscribe(source, index: index)
+        }
+        return index * 2 + (ofrep ? 1 : 0)
+    }
+
+    private func subscribe(_ source: Source, index: Int) {
+        let subscription: AnyCancellable
+        switch source {
+        case let .preference(key):
+            guard let changes = state.preferences.changes(forKey: key) else { return }
+            // The subject repeats its latest change on subscription: not news.
+            subscription = changes.dropFirst().sink { [weak self] in self?.publish($0.payload as? JournalEntry, index: index) }
+        case .things:
+            subscription = state.things.updates.sink { [weak self] in self?.publish($0.payload as? JournalEntry, index: index) }
+        case .posts:
+            subscription = state.postsEvents.sink { [weak self] in self?.publish($0, index: index) }
+        }
+        sources[source] = subscription
+    }
+
+    /// One change: its frame to the workers, once per encoding someone follows.
+    private func publish(_ entry: JournalEntry?, index: Int) {
+        guard let entry, let server else { return }
+        let plain = index * 2
+        if followerCounts[plain, default: 0] > 0 {
+            server.broadcast(entry.frame, topic: plain, order: entry.revision,
+                             conflationKey: EventConflation.key(of: entry.frame))
+        }
+        if followerCounts[plain + 1, default: 0] > 0, let ofrep {
+            let frame = ofrep.frame(for: entry)
+            server.broadcast(frame, topic: plain + 1, order: entry.revision,
+                             conflationKey: EventConflation.key(of: frame))
+        }
+    }
+
+    /// Memory was rebuilt from a snapshot (history pruned past this instance): every stream
+    /// starts over, after everything already queued on it.
+    private func reloaded() {
+        let now = state.revision
+        for follower in followers.values {
+            guard let stream = follower.stream else { continue }
+            let reset = EventFrame.frame(id: now, event: "reset",
+                                         data: ResetEventData(reason: "this server caught up from a snapshot"))
+            stream.sendPaced([reset] + snapshot(follower.coverage, revision: now))
+            stream.follow(follower.topics, after: now)
         }
     }
 

@@ -1,0 +1,158 @@
+/// The guard's fast path: recognises, in one pass over the bytes and without allocating, a
+/// request head that is already exactly what the strict parser would hand evhttp
+/// (`ParsedHead.canonical`), so the guard can pass the client's own bytes through instead of
+/// parsing into strings and re-serialising. Nearly every real request (browsers, curl, wrk,
+/// the Swift client) is such a head; everything else takes the slow path (`RequestFraming`),
+/// which refuses or normalises it as before.
+///
+/// A head is clean when, byte for byte, it is:
+/// - `METHOD SP target SP HTTP/1.0|HTTP/1.1 CRLF`, METHOD one of GET, HEAD, POST, PUT, PATCH,
+///   DELETE, OPTIONS; the target only visible ASCII;
+/// - header lines `name: value CRLF`: the name only token characters, exactly one space after
+///   the colon, the value only visible ASCII and spaces, not starting or ending with a space;
+/// - no `Transfer-Encoding`, no `Expect`; at most one `Content-Length` (spelled so), the last
+///   line, plain digits without a leading zero, within the body limit;
+/// - then the empty line `CRLF`.
+/// For such a head the canonical form is the head itself (the tests check this against
+/// `RequestFraming` on many generated heads).
+enum CleanHead {
+    struct Verdict: Equatable {
+        /// Bytes of the head, including its empty line.
+        var count: Int
+        var minorVersion: Int
+        /// The announced body length (0 without `Content-Length`).
+        var bodyLength: Int
+        /// False for HEAD: libevent does not read a body there; the guard drops it.
+        var bodyIsRead: Bool
+    }
+
+    /// The verdict for the head at the start of `bytes` (which may hold more than the head),
+    /// or nil when the head is incomplete or not clean (then the slow path decides). Only the
+    /// first `maxHeadBytes` bytes are looked at.
+    static func check(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int, maxBodyBytes: Int) -> Verdict? {
+        let end = min(bytes.count, maxHeadBytes)
+        var index = 0
+        // Method, one space.
+        guard let (methodLength, bodyIsRead) = method(bytes, end) else { return nil }
+        index = methodLength
+        guard index < end, bytes[index] == sp else { return nil }
+        index += 1
+        // Target: visible ASCII, one space.
+        let targetStart = index
+        while index < end, bytes[index] > 0x20, bytes[index] < 0x7F { index += 1 }
+        guard index > targetStart, index < end, bytes[index] == sp else { return nil }
+        index += 1
+        // Version, CRLF.
+        guard index + 10 <= end else { return nil }
+        let version: [UInt8] = [0x48, 0x54, 0x54, 0x50, 0x2F, 0x31, 0x2E]   // "HTTP/1."
+        for offset in 0..<7 where bytes[index + offset] != version[offset] { return nil }
+        let minor: Int
+        switch bytes[index + 7] {
+        case 0x30: minor = 0
+        case 0x31: minor = 1
+        default: return nil
+        }
+        guard bytes[index + 8] == cr, bytes[index + 9] == lf else { return nil }
+        index += 10
+
+        var bodyLength = 0
+        var sawLength = false
+        while true {
+            guard index + 1 < end else { return nil }
+            if bytes[index] == cr {
+                guard bytes[index + 1] == lf else { return nil }
+                return Verdict(count: index + 2, minorVersion: minor, bodyLength: bodyLength, bodyIsRead: bodyIsRead)
+            }
+            // Content-Length must be the last line (the canonical form puts it there).
+            if sawLength { return nil }
+            let nameStart = index
+            while index < end, RequestFraming.isTokenByte(bytes[index]) { index += 1 }
+            let nameLength = index - nameStart
+            guard nameLength > 0, index + 1 < end, bytes[index] == colon, bytes[index + 1] == sp else { return nil }
+            index += 2
+            let valueStart = index
+            while index < end, bytes[index] >= 0x20, bytes[index] < 0x7F { index += 1 }
+            let valueEnd = index
+            guard index + 1 < end, bytes[index] == cr, bytes[index + 1] == lf else { return nil }
+            index += 2
+            if valueEnd > valueStart, bytes[valueStart] == sp || bytes[valueEnd - 1] == sp { return nil }
+            switch framingField(bytes, nameStart, nameLength) {
+            case .other:
+                continue
+            case .refer:
+                return nil
+            case .contentLength:
+                guard let length = plainLength(bytes, valueStart, valueEnd), length <= maxBodyBytes else { return nil }
+                bodyLength = length
+                sawLength = true
+            }
+        }
+    }
+
+    /// The method at the start and whether libevent reads a body for it; nil for any other.
+    private static func method(_ bytes: UnsafeRawBufferPointer, _ end: Int) -> (Int, Bool)? {
+        func matches(_ name: StaticString) -> Bool {
+            let count = name.utf8CodeUnitCount
+            guard count < end else { return false }
+            let text = name.utf8Start
+            for offset in 0..<count where bytes[offset] != text[offset] { return false }
+            return true
+        }
+        switch bytes.first {
+        case UInt8(ascii: "G"): return matches("GET") ? (3, true) : nil
+        case UInt8(ascii: "H"): return matches("HEAD") ? (4, false) : nil
+        case UInt8(ascii: "P"):
+            if matches("PUT") { return (3, true) }
+            if matches("POST") { return (4, true) }
+            if matches("PATCH") { return (5, true) }
+            return nil
+        case UInt8(ascii: "D"): return matches("DELETE") ? (6, true) : nil
+        case UInt8(ascii: "O"): return matches("OPTIONS") ? (7, true) : nil
+        default: return nil
+        }
+    }
+
+    private enum Field { case other, contentLength, refer }
+
+    /// Content-Length, or a field only the slow path handles (Transfer-Encoding, Expect).
+    private static func framingField(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ count: Int) -> Field {
+        func named(_ lowercase: StaticString) -> Bool {
+            guard count == lowercase.utf8CodeUnitCount else { return false }
+            let text = lowercase.utf8Start
+            for offset in 0..<count where bytes[start + offset] | 0x20 != text[offset] { return false }
+            return true
+        }
+        func named(caseSensitive name: StaticString) -> Bool {
+            guard count == name.utf8CodeUnitCount else { return false }
+            let text = name.utf8Start
+            for offset in 0..<count where bytes[start + offset] != text[offset] { return false }
+            return true
+        }
+        switch bytes[start] | 0x20 {
+        case UInt8(ascii: "c"):
+            guard named("content-length") else { return .other }
+            // The canonical form spells it so; any other spelling is re-serialised.
+            return named(caseSensitive: "Content-Length") ? .contentLength : .refer
+        case UInt8(ascii: "t"): return named("transfer-encoding") ? .refer : .other
+        case UInt8(ascii: "e"): return named("expect") ? .refer : .other
+        default: return .other
+        }
+    }
+
+    /// 1 to 15 digits, no leading zero (a zero length is dropped by the canonical form).
+    private static func plainLength(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> Int? {
+        guard end > start, end - start <= 15, bytes[start] != UInt8(ascii: "0") else { return nil }
+        var value = 0
+        for index in start..<end {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit <= 9 else { return nil }
+            value = value * 10 + Int(digit)
+        }
+        return value
+    }
+}
+
+private let cr: UInt8 = 13
+private let lf: UInt8 = 10
+private let sp: UInt8 = 32
+private let colon = UInt8(ascii: ":")
