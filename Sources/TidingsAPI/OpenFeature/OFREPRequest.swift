@@ -1,4 +1,5 @@
 import EventHTTP
+import HTTPTypes
 
 /// What makes a body an OFREP evaluation request: a JSON object whose `context`, when present,
 /// is an object. Everything inside the context is accepted and ignored (preferences are
@@ -26,7 +27,7 @@ enum OFREPRequest {
         do {
             body = try request.decode(Body.self)
         } catch {
-            if error.status == 415 { throw error }
+            if error.status == .unsupportedMediaType { throw error }
             return error.detail + " An evaluation request is a JSON object {\"context\": {...}}."
         }
         switch body.context {
