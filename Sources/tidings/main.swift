@@ -48,9 +48,8 @@ do { loop = try EventLoop() } catch { fail("cannot create the event loop: \(erro
 // The main actor's queue is drained by the loop, so `@MainActor` code runs between callbacks.
 loop.integrateMainQueue()
 
-let app = TidingsApplication(configuration: configuration, loop: loop, logger: logger)
-let resources: TidingsResources
-do { resources = try TidingsResources(application: app) } catch { fail("\(error)") }
+let app: TidingsApplication
+do { app = try TidingsApplication(configuration: configuration, loop: loop, logger: logger) } catch { fail("\(error)") }
 let port: Int
 do { port = try app.start() } catch { fail("\(error)") }
 app.markReady()

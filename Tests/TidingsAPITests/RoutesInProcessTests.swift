@@ -11,7 +11,6 @@ import XCTest
 final class RoutesInProcessTests: XCTestCase {
     private var directory: URL!
     private var app: TidingsApplication!
-    private var resources: TidingsResources!
 
     override func setUp() async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("routes-\(UUID().uuidString)")
@@ -21,13 +20,11 @@ final class RoutesInProcessTests: XCTestCase {
         configuration.readToken = "read-secret"
         configuration.corsOrigins = ["https://app.example"]
         configuration.feedRefresh = 0
-        app = TidingsApplication(configuration: configuration, loop: try EventLoop())
-        resources = try TidingsResources(application: app)
+        app = try TidingsApplication(configuration: configuration, loop: try EventLoop())
     }
 
     override func tearDown() async throws {
         app = nil
-        resources = nil
         try? FileManager.default.removeItem(at: directory)
     }
 

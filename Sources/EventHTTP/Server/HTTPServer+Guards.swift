@@ -50,7 +50,7 @@ extension HTTPServer {
     func writeFramingRefusal(_ refusal: FramingRefusal, to raw: RawRequest) {
         var headers: HTTPFields = [:]
         headers[.connection] = "close"
-        if refusal.status == 503 { headers[.retryAfter] = "2" }
+        if refusal.status == .serviceUnavailable { headers[.retryAfter] = "2" }
         var response = Response.problem(status: refusal.status, detail: refusal.detail, headers: headers)
         // The response filters add what every answer carries (e.g. the revision header); the
         // request they see is the stand-in, as nothing of the refused one is trusted.

@@ -25,12 +25,12 @@ struct AccessCheck: Middleware {
     }
 }
 
-/// The route groups by access rule, `POST /stream-tickets`, and (with `--cors-origin`) CORS.
+/// The route groups by access rule and `POST /stream-tickets`.
 @MainActor
 extension TidingsApplication {
-    /// Makes the access-checked route groups (`--api-token`/`--read-token`), registers
-    /// `POST /stream-tickets` and installs CORS. Call once, before serving.
-    func installAccessControl() -> APIRoutes {
+    /// Makes the access-checked route groups (`--api-token`/`--read-token`) on `router` and
+    /// registers `POST /stream-tickets`. Called once, by `init`.
+    static func makeRoutes(configuration: TidingsConfiguration, router: Router) -> APIRoutes {
         let policy = AccessPolicy(apiTokens: configuration.apiTokens, readToken: configuration.readToken)
         let tickets = StreamTicketStore()
         let routes = APIRoutes(router: router, policy: policy, tickets: tickets)
@@ -46,9 +46,6 @@ extension TidingsApplication {
             }
             responder.send(.json(TicketBody(ticket: ticket, expiresIn: tickets.expiresIn), status: .created,
                                  headers: [.cacheControl: "no-store"]))
-        }
-        if let cors = CORSPolicy(origins: configuration.corsOrigins) {
-            router.add(middleware: cors)
         }
         return routes
     }

@@ -42,7 +42,7 @@ struct CORSPolicy: Middleware {
         response.headers[.accessControlAllowOrigin] = allowsAnyOrigin ? "*" : origin
         response.headers[.accessControlExposeHeaders] = Self.exposedHeaders
         if request.method == .options, request.headers.first(.accessControlRequestMethod) != nil,
-           response.status == 204, let allow = response.headers.first(.allow) {
+           response.status == .noContent, let allow = response.headers.first(.allow) {
             response.headers[.accessControlAllowMethods] = allow
             response.headers[.accessControlAllowHeaders] = Self.allowedHeaders
             response.headers[.accessControlMaxAge] = Self.maxAge

@@ -3,16 +3,15 @@ import HTTPTypes
 import Foundation
 public import Logging
 
-/// The running service: owns the HTTP server and its router, the operational endpoints, the
-/// revision header, readiness, and the shutdown sequence.
+/// The running service, assembled in one place: the HTTP server and its router, the route
+/// groups by access rule, the resources (store, state, routes), the router-wide middleware
+/// (revision header, CORS, metrics), the operational endpoints, readiness and shutdown.
 ///
 /// Main-actor bound: the event loop runs on the main thread and drains the main queue, so
 /// handlers, filters and `@MainActor` state all run on the same thread.
 ///
 /// ```swift
 /// let app = try TidingsApplication(configuration: configuration, loop: loop)
-/// app.router.get("/things") { request, responder in responder.send(.json(...)) }
-/// app.revisionProvider = { store.revision }
 /// let port = try app.start()
 /// app.markReady()
 /// ```
@@ -30,11 +29,9 @@ public final class TidingsApplication {
     /// The router (its router-wide middleware: revision, CORS, metrics).
     public var router: Router { server.router }
     /// Where the resources register their routes, by access rule.
-    private(set) var routes: APIRoutes!
-    /// The global revision every response reports in `Tidings-Revision` (default 0).
-    public var revisionProvider: () -> UInt64 = { 0 }
-    /// Whether the store can take writes now; `/readyz` is 503 while it cannot.
-    public var storeAvailability: () -> Bool = { true }
+    let routes: APIRoutes
+    /// The store, the state and every resource route (set once, during `init`).
+    private(set) var resources: TidingsResources!
     public private(set) var readiness: Readiness = .starting
     private var shutdownTasks: [@MainActor () async -> Void] = []
     private var shuttingDown = false
@@ -42,16 +39,21 @@ public final class TidingsApplication {
     /// `/healthz` body, encoded once.
     private static let healthy = Response.json(bytes: Array(#"{"status":"ok"}"#.utf8))
 
+    /// Opens the store, loads it, registers every route and middleware. Blocks the calling
+    /// thread for the loads (start-up, before the loop runs).
     public init(configuration: TidingsConfiguration, loop: EventLoop,
-                logger: Logger = Logger(label: "tidings")) {
+                logger: Logger = Logger(label: "tidings")) throws {
         self.configuration = configuration
         self.loop = loop
         self.logger = logger
         server = HTTPServer(loop: loop, configuration: configuration.server, logger: logger)
-        router.add(middleware: RevisionHeader { [unowned self] in revisionProvider() })
-        // Access-checked route groups + CORS (Access/), request metrics + GET /metrics (Metrics/).
-        let routes = installAccessControl()
-        self.routes = routes
+        // Access-checked route groups and the ticket route (Access/), then the resources.
+        routes = Self.makeRoutes(configuration: configuration, router: server.router)
+        resources = try TidingsResources(application: self)
+        // Router-wide middleware, in the order it finishes every answer.
+        let state = resources.state
+        router.add(middleware: RevisionHeader { MainActor.assumeIsolated { state.revision } })
+        if let cors = CORSPolicy(origins: configuration.corsOrigins) { router.add(middleware: cors) }
         installMetrics(on: routes)
         registerOperationalRoutes(on: routes)
     }
@@ -60,7 +62,7 @@ public final class TidingsApplication {
         routes.open.get("/healthz") { _, responder in responder.send(Self.healthy) }
         routes.open.get("/readyz") { [unowned self] _, responder in
             switch readiness {
-            case .ready where !storeAvailability():
+            case .ready where !resources.store.isAvailable:
                 responder.send(.problem(status: .serviceUnavailable,
                                         detail: "The database cannot be reached; reads are served from memory, writes are refused.",
                                         headers: [.retryAfter: "2"]))

@@ -10,8 +10,9 @@ public struct StartupError: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// The resources of openapi.yaml wired onto a ``TidingsApplication``: the durable store, the
-/// observable state loaded from it, the write pipeline, the event streams and every route.
+/// The resources of openapi.yaml, made by ``TidingsApplication`` as it is assembled: the durable
+/// store, the observable state loaded from it, the write pipeline, the event streams and every
+/// route (registered in the application's route groups).
 ///
 /// Main-actor bound, like everything that touches observable state.
 @MainActor
@@ -25,7 +26,7 @@ public final class TidingsResources {
     /// Opens the store (`--database-url`, or SQLite under `--data-dir`), loads it and its
     /// replay history, and registers every route. Blocks the calling thread for the loads
     /// (start-up, before the loop runs).
-    public init(application app: TidingsApplication) throws {
+    init(application app: TidingsApplication) throws {
         let configuration = app.configuration
         // The durable history serves two readers: resumes (bounded by the flags, in the journal)
         // and other instances tailing it, which need a little even when resumes are turned off.
@@ -57,7 +58,7 @@ public final class TidingsResources {
         feed.start()
         streams = StreamHub(state: state)
 
-        let routes = app.routes!
+        let routes = app.routes
         PreferenceRoutes(state: state, writes: writes).register(on: routes.resources)
         try PreferenceSchemaRoute.register(preferences: preferences, on: routes.resources)
         ThingRoutes(state: state, writes: writes).register(on: routes.resources)
@@ -90,9 +91,6 @@ public final class TidingsResources {
         SampleFeedRoutes().register(on: routes.resources)
         app.addShutdownTask { posts.shutdown() }
 
-        let state = state
-        app.revisionProvider = { MainActor.assumeIsolated { state.revision } }
-        app.storeAvailability = { [store] in store.isAvailable }
         app.addShutdownTask { [writes, store, feed] in
             await writes.drain()
             feed.stop()

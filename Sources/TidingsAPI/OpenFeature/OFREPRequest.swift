@@ -28,7 +28,7 @@ enum OFREPRequest {
         do {
             body = try request.decode(Body.self)
         } catch {
-            if error.status == 415 { throw error }
+            if error.status == .unsupportedMediaType { throw error }
             return error.detail + " An evaluation request is a JSON object {\"context\": {...}}."
         }
         switch body.context {
