@@ -2,6 +2,7 @@ public import EventHTTP
 import HTTPTypes
 import Foundation
 public import Logging
+import TidingsStore
 
 /// The running service, assembled in one place: the HTTP server and its router, the route
 /// groups by access rule, the resources (store, state, routes), the router-wide middleware
