@@ -169,9 +169,14 @@ final class StreamHub {
         let now = state.revision
         for follower in followers.values {
             guard let stream = follower.stream else { continue }
-            let reset = EventFrame.frame(id: now, event: "reset",
-                                         data: ResetEventData(reason: "this server caught up from a snapshot"))
-            stream.sendPaced([reset] + snapshot(follower.coverage, revision: now))
+            if follower.coverage.ofrep, let ofrep {
+                // An OFREP client has no `reset`: one notification makes it refetch everything.
+                stream.sendPaced([ofrep.resyncFrame(current: now)])
+            } else {
+                let reset = EventFrame.frame(id: now, event: "reset",
+                                             data: ResetEventData(reason: "this server caught up from a snapshot"))
+                stream.sendPaced([reset] + snapshot(follower.coverage, revision: now))
+            }
             stream.follow(follower.topics, after: now)
         }
     }
