@@ -8,8 +8,9 @@ import XCTest
 final class ReloadResetTests: XCTestCase {
     func test_streams_on_an_instance_that_reloads_from_a_snapshot_get_reset_the_current_values_then_live_events() throws {
         let directory = try TemporaryDirectory()
-        let writer = try TidingsProcess(dataDirectory: directory.url)
-        let behind = try TidingsProcess(dataDirectory: directory.url)
+        // A short replay buffer: the store then keeps its floor of 1,000 changes.
+        let writer = try TidingsProcess(arguments: ["--replay-buffer", "10"], dataDirectory: directory.url)
+        let behind = try TidingsProcess(arguments: ["--replay-buffer", "10"], dataDirectory: directory.url)
         defer { writer.stop(); behind.stop() }
 
         let preferences = try behind.openEventStream("/preferences/events?keys=age")
@@ -36,9 +37,11 @@ final class ReloadResetTests: XCTestCase {
         resumed = true
 
         // Whatever single changes arrive before the reload, the stream then says `reset` and
-        // sends the current value, every id above the one before it.
+        // sends the current value (a snapshot, at the reset's id); every other id is above the
+        // one before it.
         var previous = start
         var sawReset = false
+        var previousWasReset = false
         var current: Int?
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline, current != 1_300 || !sawReset {
@@ -48,10 +51,15 @@ final class ReloadResetTests: XCTestCase {
                 XCTAssertGreaterThanOrEqual(id, previous, "reset comes at the revision reloaded")
                 sawReset = true
             } else {
-                XCTAssertGreaterThan(id, previous, "ids strictly increase")
+                if previousWasReset {
+                    XCTAssertEqual(id, previous, "the snapshot after `reset` carries its revision")
+                } else {
+                    XCTAssertGreaterThan(id, previous, "ids strictly increase")
+                }
                 XCTAssertEqual(event.name, "preference")
                 current = event.json?["value"] as? Int
             }
+            previousWasReset = event.name == "reset"
             previous = id
         }
         XCTAssertTrue(sawReset, "the stream was told to start over")
