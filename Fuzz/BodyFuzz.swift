@@ -54,7 +54,7 @@ private func framing(_ input: [UInt8]) {
 }
 
 @MainActor private func body(_ input: [UInt8]) {
-    let request = Request(method: .PATCH, target: "/preferences", headers: ["Content-Type": "application/json"],
+    let request = Request(method: .patch, target: "/preferences", headers: [.contentType: "application/json"],
                           body: input, receivedAt: 0)
     if let count = JSONShape.topLevelMemberCount(input, stopAbove: 6) { precondition(count >= 0 && count <= 7) }
     do {
@@ -67,7 +67,7 @@ private func framing(_ input: [UInt8]) {
             }
         }
     } catch {
-        precondition([400, 415, 422].contains(error.status), "decode answered \(error.status)")
+        precondition([400, 415, 422].contains(error.status.code), "decode answered \(error.status)")
         precondition((error.errors?.count ?? 0) <= ProblemDetails.maxErrors)
     }
 }

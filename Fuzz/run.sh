@@ -19,7 +19,7 @@ link() { # name, harness files...
     -I "$D/Modules" -I Sources/CLibevent \
     -Xcc -fmodule-map-file="$D/COpenCombineHelpers.build/module.modulemap" \
     -Xcc -I.build/checkouts/OpenCombine/Sources/COpenCombineHelpers/include \
-    "$@" $(objects EventHTTP Observing TidingsModel OpenCombine COpenCombineHelpers Logging) \
+    "$@" $(objects EventHTTP Observing TidingsModel HTTPTypes OpenCombine COpenCombineHelpers Logging) \
     -levent -levent_pthreads -lstdc++ -o "$BUILD/$name"
 }
 link body-fuzzer Fuzz/BodyFuzz.swift
