@@ -80,9 +80,9 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            // The dashboard's HTML, CSS and JavaScript, read at start-up from the bundle SwiftPM
-            // puts next to the executable (the Dockerfile copies it next to the binary).
-            resources: [.process("Dashboard/Resources")],
+            // The dashboard's HTML, CSS and JavaScript and the sample feed, read at start-up from
+            // the bundle SwiftPM puts next to the executable (the Dockerfile copies it there too).
+            resources: [.process("Dashboard/Resources"), .process("Posts/Resources")],
             // FoundationNetworking (the upstream feed client) runs on libcurl; a build with the
             // static Swift runtime (as in the container) must link it explicitly.
             linkerSettings: [.linkedLibrary("curl", .when(platforms: [.linux]))]

@@ -40,7 +40,7 @@ final class DashboardPageTests: XCTestCase {
     }
 
     /// The bundle SwiftPM builds is found beside the test executable, as beside the server's,
-    /// and its files assemble (the name in DashboardBundle follows the package and target).
+    /// and its files assemble (the name in ResourceBundle follows the package and target).
     func testTheBuiltBundleLoads() throws {
         let page = try DashboardPage.load()
         XCTAssertTrue(page.html.hasPrefix("<!doctype html>"))

@@ -88,7 +88,7 @@ public final class TidingsResources {
         }
         PostsRoutes(feed: posts).register(on: routes.resources)
         posts.reportFetches { TidingsMetrics.shared.recordUpstreamFetch(outcome: $0) }
-        SampleFeedRoutes().register(on: routes.resources)
+        try SampleFeedRoutes(feed: SampleFeed.load()).register(on: routes.resources)
         app.addShutdownTask { posts.shutdown() }
 
         app.addShutdownTask { [writes, store, feed] in

@@ -19,7 +19,7 @@ struct DashboardPage: Sendable {
 
     /// Reads the three files from the resource bundle beside the executable and assembles them.
     static func load() throws -> DashboardPage {
-        let bundle = try DashboardBundle.locate()
+        let bundle = try ResourceBundle.locate()
         func read(_ name: String, _ ext: String) throws -> String {
             guard let url = bundle.url(forResource: name, withExtension: ext) else {
                 throw StartupError(description: "the dashboard's \(name).\(ext) is missing from \(bundle.bundlePath)")

@@ -2,11 +2,14 @@ import HTTPTypes
 import EventHTTP
 import Foundation
 
-/// `GET /sample/posts`: the feed compiled into the binary, served like a well-behaved upstream
+/// `GET /sample/posts`: the feed shipped beside the binary, served like a well-behaved upstream
 /// (strong `ETag`, fixed `Last-Modified`, `304` for a matching `If-None-Match`, or — without
 /// one — an `If-Modified-Since` not older than the posts).
 struct SampleFeedRoutes {
+    let feed: SampleFeed
+
     func register(on router: RouteGroup) {
+        let body = feed.body
         router.get("/sample/posts") { request, responder in
             let validators: HTTPFields = [
                 .eTag: SampleFeed.etag.header,
@@ -16,7 +19,7 @@ struct SampleFeedRoutes {
             if Self.notModified(request) {
                 responder.send(Response(status: .notModified, headers: validators))
             } else {
-                responder.send(.json(bytes: SampleFeed.body, headers: validators))
+                responder.send(.json(bytes: body, headers: validators))
             }
         }
     }
