@@ -255,7 +255,7 @@ public final class HTTPServer {
         while let current = entry {
             // The connection guard let only token names through; a name that is not one is dropped.
             if let key = current.pointee.key, let value = current.pointee.value,
-               let name = HTTPField.Name(String(cString: key)) {
+               let name = KnownFieldNames.name(key) {
                 headers.append(HTTPField(name: name, value: String(cString: value)))
             }
             entry = current.pointee.next.tqe_next

@@ -70,7 +70,7 @@ struct PreferenceRoutes {
                 responder.send(Response(status: .notModified, headers: [.eTag: EntityTag(revision: revision).header]))
                 return
             }
-            responder.send(recordResponse(key))
+            responder.send(recordResponse(key, revision: revision))
         }
         router.put("/preferences/{key}") { request, responder in
             let key = try declaredKey(request)
@@ -125,7 +125,11 @@ struct PreferenceRoutes {
     /// The key's record, built once per revision of that key: a value only changes together
     /// with its revision, so reads between changes reuse the whole answer (body and ETag).
     private func recordResponse(_ key: String) -> Response {
-        let revision = state.revision(ofPreference: key)
+        recordResponse(key, revision: state.revision(ofPreference: key))
+    }
+
+    /// The record at `revision`, the key's current one (looked up once by a caller that has it).
+    private func recordResponse(_ key: String, revision: UInt64) -> Response {
         if let cached = cache.records[key], cached.revision == revision { return cached.response }
         let declaration = state.preferences.declaration(forKey: key)!
         let record = PreferenceRecord(key: key, value: state.preferences.value(forKey: key)!,
