@@ -23,6 +23,10 @@ WORK=$(mktemp -d)
 # debug information (the symbol table stays, so functions keep their names).
 if [ "$WHO" = tidings ]; then
     strip --strip-debug -o "$WORK/tidings" "$TIDINGS_BIN"
+    # The binary looks for its resource bundles (the dashboard's) next to itself.
+    for bundle in "$(dirname "$TIDINGS_BIN")"/*.resources; do
+        [ -e "$bundle" ] && cp -r "$bundle" "$WORK/"
+    done
     TIDINGS_BIN=$WORK/tidings
 fi
 trap 'kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT

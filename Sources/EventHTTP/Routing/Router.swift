@@ -25,7 +25,7 @@ public final class Router {
     final class Node {
         var literals: [String: Node] = [:]
         var parameter: (name: String, node: Node)?
-        var handlers: [HTTPRequest.Method: (handler: RouteHandler, chain: Int)] = [:]
+        var handlers = RouteTable()
         var template = ""
     }
 
@@ -87,8 +87,9 @@ public final class Router {
         }
         node.template = template
         node.handlers[method] = (handler, chain)
-        resolved.removeAll()   // a new literal may now win over a parameter
         if !template.contains("{") && !template.contains("%") { staticRoutes[template] = node }
+        resetResolved()   // a new literal may now win over a parameter
+
     }
 
     public func get(_ template: String, _ handler: @escaping RouteHandler) { on(.get, template, handler) }
@@ -106,16 +107,21 @@ public final class Router {
         case notFound
     }
 
-    /// Paths with parameters already resolved (`/preferences/name` → node, `key=name`): the
-    /// common request is one hash lookup instead of splitting, decoding and walking the tree.
-    /// Bounded: short paths only, and emptied when full, so odd paths cannot grow it.
+    /// Paths already resolved: every static template, and paths with parameters seen before
+    /// (`/preferences/name` → node, `key=name`). The common request is one hash lookup instead
+    /// of splitting, decoding and walking the tree. Bounded: short paths only, and reset to the
+    /// static templates when `resolvedLimit` others were added, so odd paths cannot grow it.
     private var resolved: [String: (node: Node, parameters: [String: String])] = [:]
     private static let resolvedLimit = 1_024
     private static let resolvedPathLength = 256
 
+    private func resetResolved() {
+        resolved.removeAll(keepingCapacity: true)
+        for (path, node) in staticRoutes { resolved[path] = (node, [:]) }
+    }
+
     /// Finds the handler for `method` and `path` (percent-encoded, no query).
     func match(_ method: HTTPRequest.Method, path: String) -> Match {
-        if let node = staticRoutes[path] { return match(method, node, parameters: [:]) }
         if let hit = resolved[path] { return match(method, hit.node, parameters: hit.parameters) }
         guard path.utf8.first == UInt8(ascii: "/") else { return .notFound }
         var decoded: [String] = []
@@ -128,7 +134,7 @@ public final class Router {
         var dictionary: [String: String] = [:]
         for (name, value) in parameters { dictionary[name] = value }
         if path.utf8.count <= Self.resolvedPathLength {
-            if resolved.count >= Self.resolvedLimit { resolved.removeAll(keepingCapacity: true) }
+            if resolved.count >= Self.resolvedLimit + staticRoutes.count { resetResolved() }
             resolved[path] = (node, dictionary)
         }
         return match(method, node, parameters: dictionary)
@@ -142,7 +148,7 @@ public final class Router {
         let allow = Self.allow(node)
         guard method == .options else { return .methodNotAllowed(allow: allow, template: template) }
         let chain = node.handlers[.get]?.chain
-            ?? HTTPRequest.Method.served.lazy.compactMap { node.handlers[$0]?.chain }.first ?? 0
+            ?? node.handlers.methods.lazy.compactMap { node.handlers[$0]?.chain }.first ?? 0
         return .options(allow: allow, template: template, chain: chain)
     }
 
@@ -161,7 +167,7 @@ public final class Router {
     }
 
     private static func allow(_ node: Node) -> String {
-        var methods = Set(node.handlers.keys)
+        var methods = Set(node.handlers.methods)
         if methods.contains(.get) { methods.insert(.head) }
         methods.insert(.options)
         return HTTPRequest.Method.served.filter(methods.contains).map(\.rawValue).joined(separator: ", ")

@@ -48,6 +48,7 @@ final class Exchange {
         rawRequest = nil
         connection.current = nil
         var response = response
+        let server = server   // one strong load of the unowned reference, not three
         server.applyResponseFilters(request, &response)
         server.write(response, to: raw, method: request.method)
         server.exchangeFinished()

@@ -244,18 +244,20 @@ public final class HTTPServer {
     }
 
     private static func headers(of raw: RawRequest) -> HTTPFields {
-        var headers: HTTPFields = [:]
+        // `HTTPFields()`, not `[:]`: the dictionary-literal initializer is not inlined.
+        var headers = HTTPFields()
         guard let list = evhttp_request_get_input_headers(raw) else { return headers }
-        // One allocation for the fields instead of growing by doubling.
+        // One allocation for the fields instead of growing by doubling (a single field gets
+        // exactly one from its append anyway).
         var count = 0
         var counted = list.pointee.tqh_first
         while let current = counted { count += 1; counted = current.pointee.next.tqe_next }
-        headers.reserveCapacity(count)
+        if count > 1 { headers.reserveCapacity(count) }
         var entry = list.pointee.tqh_first
         while let current = entry {
             // The connection guard let only token names through; a name that is not one is dropped.
             if let key = current.pointee.key, let value = current.pointee.value,
-               let name = HTTPField.Name(String(cString: key)) {
+               let name = KnownFieldNames.name(key) {
                 headers.append(HTTPField(name: name, value: String(cString: value)))
             }
             entry = current.pointee.next.tqe_next

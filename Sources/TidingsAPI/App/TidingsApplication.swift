@@ -53,7 +53,7 @@ public final class TidingsApplication {
         resources = try TidingsResources(application: self)
         // Router-wide middleware, in the order it finishes every answer.
         let state = resources.state
-        router.add(middleware: RevisionHeader { MainActor.assumeIsolated { state.revision } })
+        router.add(middleware: RevisionHeader(state: state))
         if let cors = CORSPolicy(origins: configuration.corsOrigins) { router.add(middleware: cors) }
         installMetrics(on: routes)
         registerOperationalRoutes(on: routes)

@@ -1,0 +1,53 @@
+public import HTTPTypes
+
+/// A path node's handlers by method. The served methods sit in fixed slots: finding one is a
+/// switch over small strings, where a `[HTTPRequest.Method: …]` dictionary hashed the method's
+/// name (SipHash) on every request. Methods outside `HTTPRequest.Method.served` (registered by
+/// hand, never parsed by evhttp) keep a dictionary.
+struct RouteTable {
+    typealias Route = (handler: RouteHandler, chain: Int)
+
+    /// A registered route, boxed: a closure kept in a generic array is stored at maximal
+    /// abstraction, and reading it back built a reabstraction thunk (an allocation) per request.
+    final class Entry {
+        let route: Route
+        init(_ route: Route) { self.route = route }
+    }
+
+    private var slots: [Entry?] = Array(repeating: nil, count: HTTPRequest.Method.served.count)
+    private var others: [HTTPRequest.Method: Route] = [:]
+
+    var isEmpty: Bool { slots.allSatisfy { $0 == nil } && others.isEmpty }
+
+    /// The methods with a handler, served ones first in `served` order.
+    var methods: [HTTPRequest.Method] {
+        HTTPRequest.Method.served.indices.filter { slots[$0] != nil }.map { HTTPRequest.Method.served[$0] }
+            + others.keys.sorted { $0.rawValue < $1.rawValue }
+    }
+
+    subscript(method: HTTPRequest.Method) -> Route? {
+        get {
+            if let slot = Self.slot(method) { return slots[slot]?.route }
+            return others[method]
+        }
+        set {
+            if let slot = Self.slot(method) { slots[slot] = newValue.map(Entry.init) } else { others[method] = newValue }
+        }
+    }
+
+    /// The position of `method` in `HTTPRequest.Method.served`.
+    static func slot(_ method: HTTPRequest.Method) -> Int? {
+        switch method {
+        case .get: 0
+        case .head: 1
+        case .post: 2
+        case .put: 3
+        case .patch: 4
+        case .delete: 5
+        case .options: 6
+        case .trace: 7
+        case .connect: 8
+        default: nil
+        }
+    }
+}
