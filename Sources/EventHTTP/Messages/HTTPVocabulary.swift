@@ -8,6 +8,23 @@ extension HTTPRequest.Method {
     /// The methods evhttp parses and the router knows, in the order `Allow` lists them.
     public static let served: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options, .trace, .connect]
 
+    /// This method's position in `served` (nil for another): a fixed slot for per-method tables
+    /// (the router's handlers, request metrics) without hashing the method's name per request.
+    public var servedIndex: Int? {
+        switch self {
+        case .get: 0
+        case .head: 1
+        case .post: 2
+        case .put: 3
+        case .patch: 4
+        case .delete: 5
+        case .options: 6
+        case .trace: 7
+        case .connect: 8
+        default: nil
+        }
+    }
+
     /// The method of an evhttp command; nil for one the server does not serve.
     init?(_ command: evhttp_cmd_type) {
         switch command {

@@ -27,27 +27,11 @@ struct RouteTable {
 
     subscript(method: HTTPRequest.Method) -> Route? {
         get {
-            if let slot = Self.slot(method) { return slots[slot]?.route }
+            if let slot = method.servedIndex { return slots[slot]?.route }
             return others[method]
         }
         set {
-            if let slot = Self.slot(method) { slots[slot] = newValue.map(Entry.init) } else { others[method] = newValue }
-        }
-    }
-
-    /// The position of `method` in `HTTPRequest.Method.served`.
-    static func slot(_ method: HTTPRequest.Method) -> Int? {
-        switch method {
-        case .get: 0
-        case .head: 1
-        case .post: 2
-        case .put: 3
-        case .patch: 4
-        case .delete: 5
-        case .options: 6
-        case .trace: 7
-        case .connect: 8
-        default: nil
+            if let slot = method.servedIndex { slots[slot] = newValue.map(Entry.init) } else { others[method] = newValue }
         }
     }
 }

@@ -56,7 +56,7 @@ final class HTTPRequestMetrics: Middleware {
             lastSeries = series
         }
         let status = min(max(status, 0), 999)
-        let key = Self.methodIndex(request.method) &* 1_000 &+ status
+        let key = (request.method.servedIndex ?? HTTPRequest.Method.served.count) &* 1_000 &+ status
         let counter: Prometheus.Counter
         if let last = series.last, last.key == key {
             counter = last.counter
@@ -88,18 +88,4 @@ final class HTTPRequestMetrics: Middleware {
         return counter
     }
 
-    private static func methodIndex(_ method: HTTPRequest.Method) -> Int {
-        switch method {
-        case .get: 0
-        case .head: 1
-        case .post: 2
-        case .put: 3
-        case .patch: 4
-        case .delete: 5
-        case .options: 6
-        case .trace: 7
-        case .connect: 8
-        default: 9   // the server serves no other method
-        }
-    }
 }
