@@ -46,7 +46,7 @@ struct TidingsCommand: ParsableCommand {
     var headerTimeout: Double?
     @Option(name: .customLong("max-connections-per-client"), help: "Open connections one client address may hold (default 512). Env: TIDINGS_MAX_CONNECTIONS_PER_CLIENT")
     var maxConnectionsPerClient: Int?
-    @Option(name: .customLong("stream-workers"), help: "Threads that write event streams; 0 = one per core (default 0). Env: TIDINGS_STREAM_WORKERS")
+    @Option(name: .customLong("stream-workers"), help: "Threads that write event streams; 0 = one per core but one, at least one (default 0). Env: TIDINGS_STREAM_WORKERS")
     var streamWorkers: Int?
     @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical (default info). Env: TIDINGS_LOG_LEVEL")
     var logLevel: String?
@@ -119,7 +119,7 @@ struct TidingsCommand: ParsableCommand {
             throw ValidationError("--max-connections-per-client must be 1 or more.")
         }
         guard (0...256).contains(configuration.streamWorkers) else {
-            throw ValidationError("--stream-workers must be between 0 (one per core) and 256.")
+            throw ValidationError("--stream-workers must be between 0 (one per core but one) and 256.")
         }
         if let url = configuration.databaseURL {
             guard let components = URLComponents(string: url),

@@ -39,7 +39,7 @@ public struct ServerConfiguration: Sendable {
     /// Open connections one client address may hold at once (counted from accept).
     public var maxConnectionsPerClient: Int = 512
     /// Threads that write event streams once their head is routed (`--stream-workers`);
-    /// 0 = one per core. Each has its own event base and runs a few nice levels below the
+    /// 0 = one per core but one (at least one). Each has its own event base and runs a few nice levels below the
     /// request loop.
     public var streamWorkers: Int = 0
     /// Seconds `beginShutdown` waits for output to flush before completing anyway.

@@ -39,7 +39,7 @@ public struct TidingsConfiguration: Sendable, Equatable {
     public var headerTimeout: Double = 10
     /// `--max-connections-per-client`: open connections one client address may hold.
     public var maxConnectionsPerClient = 512
-    /// `--stream-workers`: threads writing event streams; 0 = one per core.
+    /// `--stream-workers`: threads writing event streams; 0 = one per core but one (at least one).
     public var streamWorkers = 0
     /// `--log-level`: trace, debug, info, notice, warning, error, critical.
     public var logLevel = "info"
