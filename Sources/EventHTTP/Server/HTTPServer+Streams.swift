@@ -7,8 +7,8 @@ import Logging
 extension HTTPServer {
     /// Workers to start: the configured number, or one per core but one (at least one), so the
     /// request loop keeps a core of its own while the workers fan out: on 2 cores, with a worker
-    /// per core, `GET /healthz` waited up to 19 ms (p99) during a 10,000-stream fan-out; with one
-    /// worker 4 ms, and delivery stayed well inside its goal (p99 78 ms against 63 ms).
+    /// per core, `GET /healthz` waited 10–19 ms (p99) during a 10,000-stream fan-out; with one
+    /// worker 3–4 ms, and delivery stayed well inside its goal (p99 62–69 ms).
     var streamWorkerCount: Int {
         configuration.streamWorkers > 0 ? configuration.streamWorkers : max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
     }
