@@ -5,7 +5,6 @@ No browser: a copy of the server binary in a fresh directory, with and without t
 it, started from an unrelated working directory. Without the bundle it must refuse to start with
 a message naming it (not fail at the first request); with it, `GET /` serves the assembled page.
 """
-import os
 import re
 import shutil
 import subprocess
@@ -15,19 +14,14 @@ from pathlib import Path
 
 import pytest
 
+# The one way to find the binary under test (TIDINGS_BIN or the debug build), shared with the
+# browser tests; pytest puts this directory on the import path.
+from test_dashboard import server_binary
+
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = "Tidings_TidingsAPI.resources"
 RESOURCES = ROOT / "Sources" / "TidingsAPI" / "Dashboard" / "Resources"
 LISTENING = re.compile(r"tidings listening on (http://\S+)")
-
-
-def server_binary():
-    path = Path(os.environ.get("TIDINGS_BIN", ".build/debug/tidings"))
-    if not path.is_absolute():
-        path = ROOT / path
-    if not os.access(path, os.X_OK):
-        pytest.fail(f"server binary {path} not found: build it (swift build) or set TIDINGS_BIN")
-    return path
 
 
 @pytest.fixture
