@@ -164,3 +164,13 @@ let package = Package(
 for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
 }
+
+// The server's request path in release builds: no run-time exclusivity checks (about 1.2K
+// instructions per request: a `swift_beginAccess` per access to a class's stored `var`). Debug
+// builds — every test run — keep them, so an overlapping access still fails a test. Not on the
+// library products (Observing, TidingsModel, TidingsClient): packages that depend on them by
+// version may not carry unsafe flags.
+for target in package.targets where ["EventHTTP", "TidingsAPI", "TidingsStore", "tidings"].contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? [])
+        + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+}

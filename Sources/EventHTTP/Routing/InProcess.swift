@@ -41,6 +41,8 @@ final class InProcessExchange: @unchecked Sendable {
         var answer = answer
         if case .response(var response) = answer {
             router.finish(request, &response)
+            response.headers = response.allHeaders
+            response.addedFields = []
             answer = .response(response)
         }
         continuation?.resume(returning: answer)

@@ -126,7 +126,7 @@ extension HTTPServer {
     /// HTTP/1.0; `Connection: close` either way (the socket never returns to evhttp).
     static func streamHead(_ head: Response, chunked: Bool) -> [UInt8] {
         var text = chunked ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.0 200 OK\r\n"
-        for field in head.headers where ![.connection, .contentLength, .transferEncoding, .date].contains(field.name) {
+        for field in head.allHeaders where ![.connection, .contentLength, .transferEncoding, .date].contains(field.name) {
             // Values come from our filters, but a CR or LF must never split a header.
             guard !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 }) else { continue }
             text += "\(field.name.rawName): \(field.value)\r\n"

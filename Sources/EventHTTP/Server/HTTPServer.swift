@@ -290,8 +290,14 @@ public final class HTTPServer {
         case .post, .put, .patch, .options:
             return false
         default:
-            if request.headers.first(.transferEncoding) != nil { return true }
-            guard let length = request.headers.first(.contentLength) else { return false }
+            // One pass over the fields (most requests have two or three, none of these).
+            var length: String?
+            for field in request.headers {
+                let name = field.name
+                if name == .transferEncoding { return true }
+                if length == nil, name == .contentLength { length = field.value }
+            }
+            guard let length else { return false }
             return length.trimmingCharacters(in: .whitespaces) != "0"
         }
     }
@@ -301,12 +307,11 @@ public final class HTTPServer {
         let output = evhttp_request_get_output_headers(raw)
         var hasDate = false
         for field in response.headers {
-            // evhttp_add_header refuses CR/LF in values, so no header can be injected.
-            // Explicit withCString: the implicit String-to-pointer conversion allocates a copy
-            // per argument (utf8CString), several per response.
-            field.name.rawName.withCString { name in
-                field.value.withCString { value in _ = evhttp_add_header(output, name, value) }
-            }
+            Self.add(field, to: output)
+            if !hasDate, field.name == .date { hasDate = true }
+        }
+        for field in response.addedFields {
+            Self.add(field, to: output)
             if !hasDate, field.name == .date { hasDate = true }
         }
         // evhttp formats Date for every response; the same text serves a whole second.
@@ -326,6 +331,15 @@ public final class HTTPServer {
             evbuffer_drain(scratch, evbuffer_get_length(scratch))
         } else {
             status.phrase.withCString { evhttp_send_reply(raw, Int32(status.code), $0, nil) }
+        }
+    }
+
+    private static func add(_ field: HTTPField, to output: UnsafeMutablePointer<evkeyvalq>?) {
+        // evhttp_add_header refuses CR/LF in values, so no header can be injected. Explicit
+        // withCString: the implicit String-to-pointer conversion allocates a copy per argument
+        // (utf8CString), several per response.
+        field.name.rawName.withCString { name in
+            field.value.withCString { value in _ = evhttp_add_header(output, name, value) }
         }
     }
 

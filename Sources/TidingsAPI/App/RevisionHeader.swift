@@ -21,10 +21,27 @@ final class RevisionHeader: @MainActor Middleware {
     func finish(_ request: Request, _ response: inout Response) {
         let current = state.revision
         if current != cached.revision { cached = (current, Self.fields(current)) }
-        // Set by field list: it replaces a field a route set itself, like the string setter,
-        // without validating the value again per response or going through the generic
-        // `append` of `RangeReplaceableCollection` (about 1K instructions together).
-        response.headers[fields: .tidingsRevision] = cached.fields
+        if response.addedFields.isEmpty, !Self.setsRevision(response.headers) {
+            // The usual answer: the prepared one-field list goes out after the route's fields,
+            // which stay untouched (a cached response's are shared; editing them copies).
+            response.addedFields = cached.fields
+        } else {
+            // A route's own field is replaced, like the string setter would, without
+            // validating the value again.
+            response.headers[fields: .tidingsRevision] = []
+            response.addedFields.removeAll { $0.name == .tidingsRevision }
+            response.addedFields += cached.fields
+        }
+    }
+
+    /// Whether `headers` has a `Tidings-Revision` field; names of another length are passed
+    /// over without a string comparison.
+    private static func setsRevision(_ headers: HTTPFields) -> Bool {
+        let length = HTTPField.Name.tidingsRevision.canonicalName.utf8.count
+        for field in headers where field.name.canonicalName.utf8.count == length {
+            if field.name == .tidingsRevision { return true }
+        }
+        return false
     }
 
     private static func fields(_ revision: UInt64) -> [HTTPField] {

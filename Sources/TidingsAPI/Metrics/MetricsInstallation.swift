@@ -8,12 +8,13 @@ extension TidingsApplication {
     /// once (the middleware only reads the status, so its position does not change what it records).
     func installMetrics(_ metrics: TidingsMetrics = .shared, on routes: APIRoutes) {
         MetricsBootstrap.run()
-        router.add(middleware: HTTPRequestMetrics(registry: metrics.registry))
+        let requests = HTTPRequestMetrics(registry: metrics.registry)
+        router.add(middleware: requests)
         routes.resources.get("/metrics") { _, responder in
             responder.send(Response(status: .ok,
                                     headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8",
                                               .cacheControl: "no-store"],
-                                    body: metrics.exposition()))
+                                    body: metrics.exposition() + requests.exposition()))
         }
     }
 }
