@@ -57,11 +57,27 @@ public struct Request: Sendable {
     public var headers: HTTPFields { head.headers }
     /// The body bytes (empty when there is none).
     public var body: [UInt8] { head.body }
+    /// What routing found, shared by every request for the same path: set by the router from
+    /// its resolved-path table, so a request copy retains one box, not a dictionary and a string.
+    final class Routing: Sendable {
+        let route: String?
+        let parameters: [String: String]
+
+        init(route: String?, parameters: [String: String]) {
+            self.route = route
+            self.parameters = parameters
+        }
+
+        static let none = Routing(route: nil, parameters: [:])
+    }
+
+    var routing = Routing.none
+
     /// Values of the path template's `{name}` parameters, percent-decoded. Set by the router.
-    public internal(set) var parameters: [String: String] = [:]
+    public var parameters: [String: String] { routing.parameters }
     /// The template that matched (e.g. `/preferences/{key}`), for logs and metrics; nil when no
     /// route matched.
-    public internal(set) var route: String?
+    public var route: String? { routing.route }
     /// The middleware of the matched route's group (an index into `Router.chains`; 0: none).
     var chain = 0
     /// Monotonic time the request reached the handler layer, in nanoseconds.

@@ -100,10 +100,10 @@ public final class Router {
 
     /// The outcome of looking up a path.
     enum Match {
-        case handler(RouteHandler, parameters: [String: String], template: String, chain: Int)
-        case methodNotAllowed(allow: String, template: String)
+        case handler(RouteHandler, routing: Request.Routing, chain: Int)
+        case methodNotAllowed(allow: String, routing: Request.Routing)
         /// `chain`: the middleware of the path's GET route (else of any of its routes).
-        case options(allow: String, template: String, chain: Int)
+        case options(allow: String, routing: Request.Routing, chain: Int)
         case notFound
     }
 
@@ -111,18 +111,18 @@ public final class Router {
     /// (`/preferences/name` → node, `key=name`). The common request is one hash lookup instead
     /// of splitting, decoding and walking the tree. Bounded: short paths only, and reset to the
     /// static templates when `resolvedLimit` others were added, so odd paths cannot grow it.
-    private var resolved: [String: (node: Node, parameters: [String: String])] = [:]
+    private var resolved = PathTable<(node: Node, routing: Request.Routing)>()
     private static let resolvedLimit = 1_024
     private static let resolvedPathLength = 256
 
     private func resetResolved() {
-        resolved.removeAll(keepingCapacity: true)
-        for (path, node) in staticRoutes { resolved[path] = (node, [:]) }
+        resolved.removeAll()
+        for (path, node) in staticRoutes { resolved.set((node, Request.Routing(route: node.template, parameters: [:])), for: path) }
     }
 
     /// Finds the handler for `method` and `path` (percent-encoded, no query).
     func match(_ method: HTTPRequest.Method, path: String) -> Match {
-        if let hit = resolved[path] { return match(method, hit.node, parameters: hit.parameters) }
+        if let hit = resolved.value(for: path) { return match(method, hit.node, hit.routing) }
         guard path.utf8.first == UInt8(ascii: "/") else { return .notFound }
         var decoded: [String] = []
         for raw in Self.segments(path) {
@@ -133,23 +133,23 @@ public final class Router {
         guard let node = Self.find(root, decoded[...], &parameters) else { return .notFound }
         var dictionary: [String: String] = [:]
         for (name, value) in parameters { dictionary[name] = value }
+        let routing = Request.Routing(route: node.template, parameters: dictionary)
         if path.utf8.count <= Self.resolvedPathLength {
             if resolved.count >= Self.resolvedLimit + staticRoutes.count { resetResolved() }
-            resolved[path] = (node, dictionary)
+            resolved.set((node, routing), for: path)
         }
-        return match(method, node, parameters: dictionary)
+        return match(method, node, routing)
     }
 
-    private func match(_ method: HTTPRequest.Method, _ node: Node, parameters: [String: String]) -> Match {
-        let template = node.template
+    private func match(_ method: HTTPRequest.Method, _ node: Node, _ routing: Request.Routing) -> Match {
         if let route = node.handlers[method] ?? (method == .head ? node.handlers[.get] : nil) {
-            return .handler(route.handler, parameters: parameters, template: template, chain: route.chain)
+            return .handler(route.handler, routing: routing, chain: route.chain)
         }
         let allow = Self.allow(node)
-        guard method == .options else { return .methodNotAllowed(allow: allow, template: template) }
+        guard method == .options else { return .methodNotAllowed(allow: allow, routing: routing) }
         let chain = node.handlers[.get]?.chain
             ?? node.handlers.methods.lazy.compactMap { node.handlers[$0]?.chain }.first ?? 0
-        return .options(allow: allow, template: template, chain: chain)
+        return .options(allow: allow, routing: routing, chain: chain)
     }
 
     private static func find(_ node: Node, _ rest: ArraySlice<String>,
@@ -201,15 +201,11 @@ public final class Router {
         var request = request
         let found = match(request.method, path: request.path)
         switch found {
-        case .handler(_, let parameters, let template, let chain):
-            request.parameters = parameters
-            request.route = template
+        case .handler(_, let routing, let chain), .options(_, let routing, let chain):
+            request.routing = routing
             request.chain = chain
-        case .options(_, let template, let chain):
-            request.route = template
-            request.chain = chain
-        case .methodNotAllowed(_, let template):
-            request.route = template
+        case .methodNotAllowed(_, let routing):
+            request.routing = routing
         case .notFound:
             break
         }
@@ -223,7 +219,7 @@ public final class Router {
             return
         }
         switch found {
-        case .handler(let handler, _, _, _):
+        case .handler(let handler, _, _):
             do {
                 try handler(request, responder)
             } catch {

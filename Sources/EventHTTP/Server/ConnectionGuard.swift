@@ -44,6 +44,9 @@ final class ConnectionGuard {
     private var timer: OpaquePointer?
     /// The client address once admitted (nil before, or when it could not be read).
     private(set) var address: String?
+    /// The server's record of this connection, from its first request on (kept here so that a
+    /// request needs one lookup, the guard's, not two).
+    var connection: Connection?
     private var admitted = false
     private var minorVersion = 1
 
@@ -383,6 +386,7 @@ final class ConnectionGuard {
         if let filter, let inputWatch { evbuffer_remove_cb_entry(bufferevent_get_input(filter), inputWatch) }
         inputWatch = nil
         filter = nil
+        connection = nil
         state = .closed
     }
 }

@@ -40,12 +40,6 @@ extension HTTPServer {
         connectionGuard.closed()
     }
 
-    /// Whether the request evhttp just delivered on `evcon` stands in for a refusal.
-    func framingRefusal(for evcon: OpaquePointer) -> FramingRefusal? {
-        guard let bev = evhttp_connection_get_bufferevent(evcon), let connectionGuard = guards[bev] else { return nil }
-        return connectionGuard.nextRequest()
-    }
-
     /// The refusal as a problem, then the connection closes (nothing after it is read).
     func writeFramingRefusal(_ refusal: FramingRefusal, to raw: RawRequest) {
         var headers: HTTPFields = [:]

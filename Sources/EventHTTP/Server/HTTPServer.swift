@@ -185,12 +185,14 @@ public final class HTTPServer {
 
     private func handle(_ raw: RawRequest) {
         guard let evcon = evhttp_request_get_connection(raw) else { return }
-        if let refusal = framingRefusal(for: evcon) {
+        // One lookup per request: the guard keeps the connection's record once it has one.
+        let connectionGuard = evhttp_connection_get_bufferevent(evcon).flatMap { guards[$0] }
+        if let refusal = connectionGuard?.nextRequest() {
             writeFramingRefusal(refusal, to: raw)
             return
         }
         let connection: Connection
-        if let known = connections[evcon] {
+        if let known = connectionGuard?.connection ?? connections[evcon] {
             connection = known
         } else {
             if isDraining {
@@ -199,6 +201,7 @@ public final class HTTPServer {
             }
             connection = Connection(evcon: evcon)
             connections[evcon] = connection
+            connectionGuard?.connection = connection
             watchClose(evcon)
         }
         guard let method = HTTPRequest.Method(evhttp_request_get_command(raw)) else {
