@@ -24,7 +24,7 @@ final class MiddlewareTests: XCTestCase {
 
     private func chain(_ router: Router, _ method: HTTPRequest.Method, _ path: String) -> Int? {
         switch router.match(method, path: path) {
-        case .handler(_, _, _, let chain), .options(_, _, let chain): return chain
+        case .handler(_, _, let chain), .options(_, _, let chain): return chain
         default: return nil
         }
     }

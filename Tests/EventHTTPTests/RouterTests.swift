@@ -14,7 +14,7 @@ final class RouterTests: XCTestCase {
     }
 
     private func template(_ router: Router, _ method: HTTPRequest.Method, _ path: String) -> (String, [String: String])? {
-        if case .handler(_, let parameters, let template, _) = router.match(method, path: path) { return (template, parameters) }
+        if case .handler(_, let routing, _) = router.match(method, path: path) { return (routing.route ?? "", routing.parameters) }
         return nil
     }
 

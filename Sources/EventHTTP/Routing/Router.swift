@@ -237,14 +237,17 @@ public final class Router {
 
     /// Runs the router's, then the route group's middleware; true when one of them answered.
     private func intercept(_ request: Request, _ responder: Responder) -> Bool {
-        for step in middleware {
-            if let response = step.intercept(request) {
+        // By index: `for step in` copies each existential out of the array first.
+        for index in middleware.indices {
+            if let response = middleware[index].intercept(request) {
                 responder.send(response)
                 return true
             }
         }
-        for step in chains[request.chain] {
-            if let response = step.intercept(request) {
+        guard request.chain != 0 else { return false }
+        let chain = chains[request.chain]
+        for index in chain.indices {
+            if let response = chain[index].intercept(request) {
                 responder.send(response)
                 return true
             }
@@ -256,9 +259,10 @@ public final class Router {
     /// about to be sent.
     func finish(_ request: Request, _ response: inout Response) {
         if request.chain != 0 {
-            for step in chains[request.chain] { step.finish(request, &response) }
+            let chain = chains[request.chain]
+            for index in chain.indices { chain[index].finish(request, &response) }
         }
-        for step in middleware { step.finish(request, &response) }
+        for index in middleware.indices { middleware[index].finish(request, &response) }
     }
 
     /// The path as text safe to echo in a problem's detail (bounded length).

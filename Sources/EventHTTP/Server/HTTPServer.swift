@@ -288,22 +288,28 @@ public final class HTTPServer {
     /// announced on any other method stays in the input buffer and would be parsed as the next
     /// request on the connection (a desync: `HEAD / ...Content-Length: 17` + 17 bytes turns
     /// into a bogus request line). Such a request is answered and the connection closed.
+    private static let transferEncodingLength = HTTPField.Name.transferEncoding.canonicalName.utf8.count
+    private static let contentLengthLength = HTTPField.Name.contentLength.canonicalName.utf8.count
+
     static func leavesBodyUnread(_ request: Request) -> Bool {
-        switch request.method {
-        case .post, .put, .patch, .options:
-            return false
-        default:
-            // One pass over the fields (most requests have two or three, none of these).
-            var length: String?
-            for field in request.headers {
-                let name = field.name
-                if name == .transferEncoding { return true }
-                if length == nil, name == .contentLength { length = field.value }
+        // By slot: matching `.post, .put, …` compares the method's name with each in turn.
+        if let slot = request.method.servedIndex, readsBody[slot] { return false }
+        // Names are compared only when their lengths match (most fields' do not).
+        var length: String?
+        for field in request.headers {
+            let name = field.name
+            switch name.canonicalName.utf8.count {
+            case transferEncodingLength where name == .transferEncoding: return true
+            case contentLengthLength where length == nil && name == .contentLength: length = field.value
+            default: continue
             }
-            guard let length else { return false }
-            return length.trimmingCharacters(in: .whitespaces) != "0"
         }
+        guard let length else { return false }
+        return length.trimmingCharacters(in: .whitespaces) != "0"
     }
+
+    /// By served-method slot: whether libevent reads that method's body.
+    private static let readsBody = HTTPRequest.Method.served.map { [.post, .put, .patch, .options].contains($0) }
 
     /// Hands a complete response to evhttp (which adds Date and, for bodies, Content-Length).
     func write(_ response: Response, to raw: RawRequest, method: HTTPRequest.Method) {
