@@ -62,19 +62,31 @@ public struct Request: Sendable {
     final class Routing: Sendable {
         let route: String?
         let parameters: [String: String]
+        /// The same, in template order: a route has one or two, and finding one by comparing
+        /// names (short ones compare as two words) is cheaper than hashing the name.
+        let pairs: [(name: String, value: String)]
 
-        init(route: String?, parameters: [String: String]) {
+        init(route: String?, pairs: [(name: String, value: String)]) {
             self.route = route
+            self.pairs = pairs
+            var parameters: [String: String] = [:]
+            for (name, value) in pairs { parameters[name] = value }
             self.parameters = parameters
         }
 
-        static let none = Routing(route: nil, parameters: [:])
+        static let none = Routing(route: nil, pairs: [])
     }
 
     var routing = Routing.none
 
     /// Values of the path template's `{name}` parameters, percent-decoded. Set by the router.
     public var parameters: [String: String] { routing.parameters }
+    /// The value of the path template's parameter `name` (percent-decoded), as in `parameters`
+    /// but without hashing the name: the call for a handler's own parameter.
+    public func parameter(_ name: String) -> String? {
+        for pair in routing.pairs where pair.name == name { return pair.value }
+        return nil
+    }
     /// The template that matched (e.g. `/preferences/{key}`), for logs and metrics; nil when no
     /// route matched.
     public var route: String? { routing.route }

@@ -21,7 +21,8 @@ public enum InProcessAnswer: Sendable {
 /// be `Sendable` (a send from another thread is refused, see `answer`).
 final class InProcessExchange: @unchecked Sendable {
     let router: Router
-    var request: Request
+    /// The request as it arrived (the responder keeps it as routed).
+    let request: Request
     var conflates = false
     private(set) var isCompleted = false
     private var continuation: CheckedContinuation<InProcessAnswer, Never>?
@@ -32,7 +33,8 @@ final class InProcessExchange: @unchecked Sendable {
         self.continuation = continuation
     }
 
-    func answer(_ answer: InProcessAnswer) {
+    /// Records the first answer; `request` is the request as routed (the middleware sees it so).
+    func answer(_ answer: InProcessAnswer, request: Request) {
         // In-process handlers answer on the calling thread or through the main actor; an answer
         // from elsewhere would race the router's state.
         dispatchPrecondition(condition: .onQueue(.main))

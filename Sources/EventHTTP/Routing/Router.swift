@@ -117,7 +117,7 @@ public final class Router {
 
     private func resetResolved() {
         resolved.removeAll()
-        for (path, node) in staticRoutes { resolved.set((node, Request.Routing(route: node.template, parameters: [:])), for: path) }
+        for (path, node) in staticRoutes { resolved.set((node, Request.Routing(route: node.template, pairs: [])), for: path) }
     }
 
     /// Finds the handler for `method` and `path` (percent-encoded, no query).
@@ -131,9 +131,7 @@ public final class Router {
         }
         var parameters: [(String, String)] = []
         guard let node = Self.find(root, decoded[...], &parameters) else { return .notFound }
-        var dictionary: [String: String] = [:]
-        for (name, value) in parameters { dictionary[name] = value }
-        let routing = Request.Routing(route: node.template, parameters: dictionary)
+        let routing = Request.Routing(route: node.template, pairs: parameters.map { (name: $0.0, value: $0.1) })
         if path.utf8.count <= Self.resolvedPathLength {
             if resolved.count >= Self.resolvedLimit + staticRoutes.count { resetResolved() }
             resolved.set((node, routing), for: path)

@@ -58,12 +58,12 @@ extension HTTPServer {
         streams[id]?.markerReached(marker)
     }
 
-    /// Takes the exchange's socket away from evhttp and gives it to a worker, which writes
+    /// Takes the connection's socket away from evhttp and gives it to a worker, which writes
     /// `head` and then the frames. Returns nil when the socket could not be detached (the
     /// caller answers through evhttp instead).
-    func handOffStream(_ exchange: Exchange, raw: RawRequest, head: Response,
+    func handOffStream(_ connection: Connection, raw: RawRequest, head: Response,
                        retryMilliseconds: Int, conflate: Bool, keyOf: (([UInt8]) -> String?)?) -> EventStream? {
-        guard let dispatch, let bev = exchange.connection.bufferevent else { return nil }
+        guard let dispatch, let bev = connection.bufferevent else { return nil }
         let fd = Int32(bufferevent_getfd(bev))
         guard fd >= 0 else { return nil }
         // The connection's bufferevent may be a filter over the socket's own (a guard that
@@ -118,7 +118,7 @@ extension HTTPServer {
         }
         // evhttp frees its connection (and the request) on a later turn; it closes only the
         // placeholder now sitting under the old number.
-        dropConnection(exchange.connection)
+        dropConnection(connection)
         return stream
     }
 

@@ -211,10 +211,9 @@ public final class HTTPServer {
         let request = Request(method: method, target: Self.target(of: raw),
                               headers: Self.headers(of: raw), body: Self.body(of: raw),
                               receivedAt: DispatchTime.now().uptimeNanoseconds)
-        let exchange = Exchange(server: self, connection: connection, rawRequest: raw, request: request)
-        connection.current = exchange
+        let responder = Responder(server: self, connection: connection, rawRequest: raw, request: request)
+        connection.current = responder
         inFlight += 1
-        let responder = Responder(exchange: exchange)
         guard request.hasWellFormedQuery else {
             responder.send(.problem(status: .badRequest, detail: "The query string has a broken percent-escape or is not UTF-8."))
             return

@@ -1,4 +1,5 @@
 internal import CLibevent
+import HTTPTypes
 
 /// Answers one request, now or later, exactly once.
 ///
@@ -12,32 +13,57 @@ internal import CLibevent
 ///     Task { let value = await work(); responder.send(.json(value)) }
 /// }
 /// ```
+///
+/// It is also the server's record of the exchange (one object per request, not two): the
+/// `evhttp_request` it owns until the answer is handed to evhttp (or frees, when evhttp
+/// detached it from a vanished client), and where the exchange stands. Loop-thread confined.
 public final class Responder: @unchecked Sendable {
-    let exchange: Exchange!
-    /// Set instead of `exchange` when the router runs in-process (`Router.respond(to:)`).
+    enum State { case pending, answered, streaming, gone }
+
+    /// The server and connection (nil when the router runs in-process, `Router.respond(to:)`).
+    private unowned let server: HTTPServer?
+    let connection: Connection?
+    /// Set instead of a server when the router runs in-process.
     let inProcess: InProcessExchange?
+    var rawRequest: RawRequest?
     /// The request as routed (parameters and route filled in); read on the loop thread.
-    var request: Request {
-        get { inProcess?.request ?? exchange.request }
-        set { if let inProcess { inProcess.request = newValue } else { exchange.request = newValue } }
+    var request: Request
+    var state: State = .pending
+    /// Set by `conflateEventStream(keyedBy:)`: the stream conflates, keyed so.
+    var conflationKeyOf: (([UInt8]) -> String?)?
+
+    init(server: HTTPServer, connection: Connection, rawRequest: RawRequest, request: Request) {
+        self.server = server
+        self.connection = connection
+        self.rawRequest = rawRequest
+        self.request = request
+        inProcess = nil
     }
 
-    init(exchange: Exchange) { self.exchange = exchange; inProcess = nil }
-    init(inProcess: InProcessExchange) { exchange = nil; self.inProcess = inProcess }
+    init(inProcess: InProcessExchange) {
+        server = nil
+        connection = nil
+        request = inProcess.request
+        self.inProcess = inProcess
+    }
 
     /// Whether an answer was sent or the client went away. Read on the loop thread.
     public var isCompleted: Bool {
         if let inProcess { return inProcess.isCompleted }
-        exchange.server.loop.checkConfined("Responder.isCompleted")
-        return exchange.state != .pending
+        server?.loop.checkConfined("Responder.isCompleted")
+        return state != .pending
     }
 
     /// Sends `response` (after the response filters). Only the first call counts.
     public func send(_ response: Response) {
-        if let inProcess { return inProcess.answer(.response(response)) }
-        let loop = exchange.server.loop
-        if loop.isOnLoopThread { exchange.send(response) } else {
-            loop.execute { [self] in exchange.send(response) }
+        if let inProcess { return inProcess.answer(.response(response), request: request) }
+        guard let server else { return }
+        let loop = server.loop
+        if loop.isOnLoopThread { answer(response, server) } else {
+            loop.execute { [self] in
+                guard let server = self.server else { return }
+                answer(response, server)
+            }
         }
     }
 
@@ -58,12 +84,13 @@ public final class Responder: @unchecked Sendable {
     /// needs), the client is gone, or the request was already answered. Call on the loop thread.
     public func startEventStream(retryMilliseconds: Int = 3_000, conflate: Bool = false) -> EventStream? {
         if let inProcess {
-            inProcess.answer(.eventStream(retryMilliseconds: retryMilliseconds, conflate: conflate || inProcess.conflates))
+            inProcess.answer(.eventStream(retryMilliseconds: retryMilliseconds, conflate: conflate || inProcess.conflates),
+                             request: request)
             return nil
         }
-        precondition(exchange.server.loop.isOnLoopThread, "startEventStream off the loop thread")
-        return exchange.startEventStream(retryMilliseconds: retryMilliseconds,
-                                         conflate: conflate || exchange.conflationKeyOf != nil)
+        guard let server else { return nil }
+        precondition(server.loop.isOnLoopThread, "startEventStream off the loop thread")
+        return startEventStream(server, retryMilliseconds: retryMilliseconds, conflate: conflate || conflationKeyOf != nil)
     }
 
     /// Makes the stream this responder may start a conflating one, each frame sent with plain
@@ -71,7 +98,70 @@ public final class Responder: @unchecked Sendable {
     /// before handing the responder to code that starts the stream. Call on the loop thread.
     public func conflateEventStream(keyedBy keyOf: @escaping ([UInt8]) -> String?) {
         if let inProcess { return inProcess.conflates = true }
-        exchange.server.loop.checkConfined("Responder.conflateEventStream")
-        exchange.conflationKeyOf = keyOf
+        server?.loop.checkConfined("Responder.conflateEventStream")
+        conflationKeyOf = keyOf
+    }
+
+    // MARK: The exchange (loop thread)
+
+    private func answer(_ response: Response, _ server: HTTPServer) {
+        guard state == .pending, let raw = rawRequest else { return }
+        state = .answered
+        rawRequest = nil
+        connection?.current = nil
+        var response = response
+        server.applyResponseFilters(request, &response)
+        server.write(response, to: raw, method: request.method)
+        server.exchangeFinished()
+    }
+
+    private func startEventStream(_ server: HTTPServer, retryMilliseconds: Int, conflate: Bool) -> EventStream? {
+        guard state == .pending, let raw = rawRequest, let connection else { return nil }
+        if request.method == .head {
+            // Same head as a GET would get, no stream.
+            answer(Response(status: .ok, headers: EventStream.headHeaders), server)
+            return nil
+        }
+        if server.isDraining || server.openStreamCount >= server.streamLimit {
+            refuseStream(server)
+            return nil
+        }
+        var head = Response(status: .ok, headers: EventStream.headHeaders)
+        server.applyResponseFilters(request, &head)
+        guard let stream = server.handOffStream(connection, raw: raw, head: head, retryMilliseconds: retryMilliseconds,
+                                                conflate: conflate, keyOf: conflationKeyOf) else {
+            // The socket could not leave evhttp (out of descriptors): answer like a full server.
+            refuseStream(server)
+            return nil
+        }
+        // The socket now belongs to a worker; evhttp frees the request with its connection.
+        state = .streaming
+        rawRequest = nil
+        connection.current = nil
+        server.exchangeFinished()   // a stream is not an in-flight request for shutdown
+        return stream
+    }
+
+    /// 200, a jittered `retry:` and the end: a browser's EventSource gives up for good on a
+    /// non-200, so a refused stream is told to come back a little later.
+    private func refuseStream(_ server: HTTPServer) {
+        let range = server.configuration.fullRetryMilliseconds
+        var head = Response(status: .ok, headers: EventStream.headHeaders)
+        head.headers[.connection] = "close"
+        head.body = ServerSentEvent.retry(milliseconds: Int.random(in: range))
+        answer(head, server)
+    }
+
+    /// The connection is going away (closecb). Releases what evhttp will not.
+    func connectionClosed() {
+        if let raw = rawRequest {
+            // evhttp detaches an unfinished request from a failed connection and never frees
+            // it; a still-attached one is freed by evhttp_connection_free itself.
+            if evhttp_request_get_connection(raw) == nil { evhttp_request_free(raw) }
+            rawRequest = nil
+        }
+        let wasPending = state == .pending
+        state = .gone
+        if wasPending { server?.exchangeFinished() }
     }
 }

@@ -64,12 +64,21 @@ struct PreferenceRoutes {
             }
         }
         router.get("/preferences/{key}") { request, responder in
-            let key = request.parameters["key"] ?? ""
+            let key = request.parameter("key") ?? ""
             // Only declared keys get a cached record, and declarations never change: a key with
             // one needs no declaration lookup (the common read, about 0.8K instructions).
             let cached = cache.records[key]
             if cached == nil { _ = try declaredKey(request) }
-            let revision = state.revision(ofPreference: key)
+            // A cached record checked at the current global revision is current (nothing
+            // changed anywhere since): no lookup of the key's revision.
+            let global = state.revision
+            let revision: UInt64
+            if let cached, cached.checkedAt == global {
+                revision = cached.revision
+            } else {
+                revision = state.revision(ofPreference: key)
+                if let cached, cached.revision == revision { cached.checkedAt = global }
+            }
             if let tags = request.entityTags(.ifNoneMatch), EntityTag(revision: revision).isMatched(by: tags) {
                 responder.send(Response(status: .notModified, headers: [.eTag: EntityTag(revision: revision).header]))
                 return
@@ -140,7 +149,7 @@ struct PreferenceRoutes {
         let record = PreferenceRecord(key: key, value: state.preferences.value(forKey: key)!,
                                       default: declaration.defaultValue, type: declaration.type, revision: revision)
         let response = Response.json(bytes: Array(EventFrame.json(record).utf8), headers: [.eTag: EntityTag(revision: revision).header])
-        cache.records[key] = (revision, response)
+        cache.records[key] = EncodedRecords.Record(revision: revision, response: response, checkedAt: state.revision)
         return response
     }
 
@@ -160,6 +169,20 @@ struct PreferenceRoutes {
 /// Encoded answers of the preference reads, by the revision they show.
 @MainActor
 private final class EncodedRecords {
-    var records: [String: (revision: UInt64, response: Response)] = [:]
+    /// A key's encoded record, and the global revision at which it was last known current.
+    final class Record {
+        let revision: UInt64
+        let response: Response
+        var checkedAt: UInt64
+
+        init(revision: UInt64, response: Response, checkedAt: UInt64) {
+            self.revision = revision
+            self.response = response
+            self.checkedAt = checkedAt
+        }
+    }
+
+    var records: [String: Record] = [:]
     var map: (revision: UInt64, response: Response)?
+
 }
