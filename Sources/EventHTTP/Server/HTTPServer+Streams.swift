@@ -59,17 +59,58 @@ extension HTTPServer {
     }
 
     /// Takes the connection's socket away from evhttp and gives it to a worker, which writes
-    /// `head` and then the frames. Returns nil when the socket could not be detached (the
-    /// caller answers through evhttp instead).
+    /// `head` and then the frames. Returns nil when the socket cannot leave (the caller answers
+    /// through evhttp instead).
+    ///
+    /// In two steps. Now: every libevent event on the socket is turned off and the worker gets
+    /// the stream (frames sent from now on queue there, in order). On the next loop turn — once
+    /// the loop polled, so the batched `epoll_ctl` removals (see `EventLoop`) reached the kernel
+    /// while the descriptor still named the socket — the socket is moved to a new descriptor
+    /// for the worker and a placeholder takes its old number, which evhttp then closes.
     func handOffStream(_ connection: Connection, raw: RawRequest, head: Response,
                        retryMilliseconds: Int, conflate: Bool, keyOf: (([UInt8]) -> String?)?) -> EventStream? {
-        guard let dispatch, let bev = connection.bufferevent else { return nil }
-        let fd = Int32(bufferevent_getfd(bev))
-        guard fd >= 0 else { return nil }
+        guard let dispatch, let bev = connection.bufferevent, bufferevent_getfd(bev) >= 0 else { return nil }
         // The connection's bufferevent may be a filter over the socket's own (a guard that
         // checks request framing, say): handle the whole chain, the socket's level first.
         var chain: [OpaquePointer] = [bev]
         while let below = bufferevent_get_underlying(chain[chain.count - 1]), chain.count < 8 { chain.append(below) }
+        for level in chain { bufferevent_disable(level, Int16(EV_READ | EV_WRITE)) }
+
+        let chunked = tidings_request_version(raw) >= 11
+        let id = nextStreamID
+        nextStreamID += 1
+        let workerIndex = dispatch.assign()
+        let remote = WorkerStream(id: id, chunked: chunked, conflates: conflate,
+                                  bound: configuration.maxUnsentBytesPerStream, worker: dispatch.workers[workerIndex])
+        let stream = EventStream(id: id, workerIndex: workerIndex, remote: remote, server: self,
+                                 keyOf: conflate ? keyOf : nil)
+        streams[id] = stream
+        dispatch.enqueue(.open(remote, head: Self.streamHead(head, chunked: chunked)), to: workerIndex)
+        dispatch.enqueue(.frame(remote, ServerSentEvent.retry(milliseconds: retryMilliseconds), key: nil, live: false),
+                         to: workerIndex)
+        // The stream keeps its client's connection slot (counted from accept) until it closes;
+        // its guard's timers and watches end now.
+        if let connectionGuard = guards.removeValue(forKey: bev) {
+            stream.clientAddress = connectionGuard.address
+            stream.holdsConnectionSlot = true
+            connectionGuard.closed()
+        }
+        loop.schedule(after: 0) { [weak self] in
+            guard let self else { return }
+            moveSocket(of: connection, chain: chain, to: remote, worker: workerIndex)
+        }
+        return stream
+    }
+
+    /// The hand-off's second step (see `handOffStream`).
+    private func moveSocket(of connection: Connection, chain: [OpaquePointer], to remote: WorkerStream, worker: Int) {
+        guard let dispatch else { return }
+        // Freed meanwhile (the server closing): the worker drops the stream.
+        guard connections[connection.evcon] === connection, let bev = connection.bufferevent, bev == chain[0] else {
+            dispatch.enqueue(.socket(remote, fd: -1, prefix: []), to: worker)
+            return
+        }
+        let fd = Int32(bufferevent_getfd(bev))
         // Whatever evhttp still holds for this client goes first, the lowest level's first
         // (normally nothing: evhttp reads a request only once the previous answer was written).
         var pending: [UInt8] = []
@@ -81,14 +122,13 @@ extension HTTPServer {
                 count = max(0, Int(evbuffer_copyout(output, storage.baseAddress, length)))
             }
         }
-        // Remove every libevent event on the socket while the number still names it; otherwise
-        // epoll keeps reporting the socket under a number that will be reused.
-        for level in chain { bufferevent_disable(level, Int16(EV_READ | EV_WRITE)) }
-        let owned = tidings_detach_socket(fd, placeholderDescriptor)
-        guard owned >= 0 else {
-            for level in chain { bufferevent_enable(level, Int16(EV_READ)) }
+        let owned = fd < 0 ? -1 : tidings_detach_socket(fd, placeholderDescriptor)
+        if owned < 0 {
+            // Out of descriptors: the client's connection closes and its EventSource retries.
             logger.warning("event stream not handed off: \(SystemError.last("detach socket"))")
-            return nil
+            dispatch.enqueue(.socket(remote, fd: -1, prefix: []), to: worker)
+            dropConnection(connection)
+            return
         }
         // Cap what the kernel may queue for this client (Linux doubles it), so the bound is
         // mostly our own queue and a reader's in-flight kernel bytes stay well under it.
@@ -96,30 +136,10 @@ extension HTTPServer {
         _ = tidings_set_send_buffer(owned, Int32(min(128 << 10, max(4 << 10, bound / 4))))
         var on: Int32 = 1
         _ = setsockopt(owned, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-
-        let chunked = tidings_request_version(raw) >= 11
-        let id = nextStreamID
-        nextStreamID += 1
-        let workerIndex = dispatch.assign()
-        let remote = WorkerStream(id: id, fd: owned, chunked: chunked, conflates: conflate,
-                                  bound: bound, worker: dispatch.workers[workerIndex])
-        let stream = EventStream(id: id, workerIndex: workerIndex, remote: remote, server: self,
-                                 keyOf: conflate ? keyOf : nil)
-        streams[id] = stream
-        dispatch.enqueue(.open(remote, head: pending + Self.streamHead(head, chunked: chunked)), to: workerIndex)
-        dispatch.enqueue(.frame(remote, ServerSentEvent.retry(milliseconds: retryMilliseconds), key: nil, live: false),
-                         to: workerIndex)
-        // The stream keeps its client's connection slot (counted from accept) until it closes;
-        // its guard's timers and watches end now.
-        if let connectionGuard = guards.removeValue(forKey: bev) {
-            stream.clientAddress = connectionGuard.address
-            stream.holdsConnectionSlot = true
-            connectionGuard.closed()
-        }
+        dispatch.enqueue(.socket(remote, fd: owned, prefix: pending), to: worker)
         // evhttp frees its connection (and the request) on a later turn; it closes only the
         // placeholder now sitting under the old number.
         dropConnection(connection)
-        return stream
     }
 
     /// The status line and headers a worker writes: chunked for HTTP/1.1, close-delimited for

@@ -24,7 +24,7 @@ public final class HTTPServer {
     private var http: OpaquePointer?
     private var boundSocket: OpaquePointer?
     private let scratch: OpaquePointer
-    private var connections: [OpaquePointer: Connection] = [:]
+    var connections: [OpaquePointer: Connection] = [:]
     /// Open streams by id; their sockets belong to the stream workers.
     var streams: [Int: EventStream] = [:]
     var nextStreamID = 0

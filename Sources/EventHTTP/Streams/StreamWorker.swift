@@ -35,7 +35,8 @@ final class StreamWorker: @unchecked Sendable {
     let crlf: UnsafeMutablePointer<UInt8>
 
     init(notices: StreamNotices, heartbeatInterval: Double) throws {
-        loop = try EventLoop()
+        // A worker's streams arrive as dup'ed descriptors: no batched epoll changes here.
+        loop = try EventLoop(batchesDescriptorChanges: false)
         self.notices = notices
         self.heartbeatInterval = heartbeatInterval
         iov = .allocate(capacity: Self.maxPieces)
@@ -95,8 +96,9 @@ final class StreamWorker: @unchecked Sendable {
             switch command {
             case let .open(stream, head):
                 streams[stream.id] = stream
-                stream.attach(base: loop.base)
                 stream.enqueueRaw(head)
+            case let .socket(stream, fd, prefix):
+                stream.attach(fd: fd, prefix: prefix, base: loop.base)
                 markDirty(stream)
             case let .frame(stream, bytes, key, live):
                 stream.enqueue(bytes, key: key, live: live)

@@ -1,8 +1,12 @@
 /// What the loop thread asks of a stream worker. Carried in FIFO batches (`StreamDispatch`), so
 /// a stream's commands reach its worker in the order the loop issued them.
 enum WorkerCommand: Sendable {
-    /// Take over this stream: write `head` (status line, headers, `retry:`) first.
+    /// Take over this stream: write `head` (status line, headers, `retry:`) first, once its
+    /// socket arrives (what is queued until then waits).
     case open(WorkerStream, head: [UInt8])
+    /// The stream's socket, a loop turn after `open` (see `HTTPServer.handOffStream`), with
+    /// bytes evhttp had still to write to it; a negative descriptor: there is none, close.
+    case socket(WorkerStream, fd: Int32, prefix: [UInt8])
     /// Queue one frame. `live` frames count against the slow-consumer bound; catch-up
     /// (paced) frames do not. `key` is the conflation key on a conflating stream.
     case frame(WorkerStream, [UInt8], key: String?, live: Bool)

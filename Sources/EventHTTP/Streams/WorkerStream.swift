@@ -23,7 +23,8 @@ final class WorkerStream: @unchecked Sendable {
     }
 
     let id: Int
-    let fd: Int32
+    /// The socket, once it arrived (`attach`); -1 before. Until then frames only queue.
+    private(set) var fd: Int32 = -1
     let chunked: Bool
     let conflates: Bool
     let bound: Int
@@ -46,9 +47,8 @@ final class WorkerStream: @unchecked Sendable {
     var topics: [Int] = []
     var lastOrder: UInt64 = 0
 
-    init(id: Int, fd: Int32, chunked: Bool, conflates: Bool, bound: Int, worker: StreamWorker) {
+    init(id: Int, chunked: Bool, conflates: Bool, bound: Int, worker: StreamWorker) {
         self.id = id
-        self.fd = fd
         self.chunked = chunked
         self.conflates = conflates
         self.bound = bound
@@ -59,10 +59,21 @@ final class WorkerStream: @unchecked Sendable {
 
     // MARK: Setup (worker thread)
 
-    /// Registers the socket on the worker's base: reads are discarded (a client sends nothing
-    /// on a stream; what it sends anyway is never kept), EOF or an error closes the stream.
-    func attach(base: OpaquePointer) {
+    /// Takes the socket (`fd` < 0: there is none; the stream closes) and registers it on the
+    /// worker's base: reads are discarded (a client sends nothing on a stream; what it sends
+    /// anyway is never kept), EOF or an error closes the stream. `prefix` goes out before
+    /// anything queued so far (nothing was written without a socket).
+    func attach(fd: Int32, prefix: [UInt8], base: OpaquePointer) {
         worker.loop.checkConfined("WorkerStream.attach")
+        guard !closed, self.fd < 0 else {
+            if fd >= 0 { Foundation.close(fd) }
+            return
+        }
+        guard fd >= 0 else { return close(clean: false) }
+        self.fd = fd
+        if !prefix.isEmpty {
+            queue.insert(Entry(bytes: prefix, framed: false, live: false, key: nil, wire: prefix.count), at: head)
+        }
         let context = Unmanaged.passUnretained(self).toOpaque()
         readEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { fd, _, context in
             let stream = Unmanaged<WorkerStream>.fromOpaque(context!).takeUnretainedValue()
@@ -138,7 +149,7 @@ final class WorkerStream: @unchecked Sendable {
         let behind = behindBytes
         guard behind > 0 else { return false }
         if behind > bound { return true }
-        let kernel = max(0, Int(tidings_socket_unsent_bytes(fd)) - written)
+        let kernel = fd < 0 ? 0 : max(0, Int(tidings_socket_unsent_bytes(fd)) - written)
         return behind + kernel > bound
     }
 
@@ -154,6 +165,7 @@ final class WorkerStream: @unchecked Sendable {
     /// Writes as much of the queue as the kernel takes, several entries per `sendmsg`.
     func flush() {
         worker.loop.checkConfined("WorkerStream.flush")
+        guard fd >= 0 else { return }   // the socket has not arrived yet
         while !closed, head < queue.count {
             if queue[head].marker >= 0 {
                 worker.notices.reached(id, marker: queue[head].marker)
@@ -249,12 +261,14 @@ final class WorkerStream: @unchecked Sendable {
         queue = []
         head = 0
         liveQueued = 0
-        if clean {
-            // Unread input would turn close() into a reset that can destroy unsent output.
-            _ = tidings_discard_input(fd)
-            shutdown(fd, Int32(SHUT_WR))
+        if fd >= 0 {
+            if clean {
+                // Unread input would turn close() into a reset that can destroy unsent output.
+                _ = tidings_discard_input(fd)
+                shutdown(fd, Int32(SHUT_WR))
+            }
+            Foundation.close(fd)
         }
-        Foundation.close(fd)
         worker.forget(self)
         if notify { worker.notices.closed(id) }
     }
