@@ -39,7 +39,7 @@ enum CleanHead {
         index += 1
         // Target: visible ASCII, one space.
         let targetStart = index
-        while index < end, bytes[index] > 0x20, bytes[index] < 0x7F { index += 1 }
+        index = skipVisible(bytes, from: index, to: end, lowest: 0x21)
         guard index > targetStart, index < end, bytes[index] == sp else { return nil }
         index += 1
         // Version, CRLF.
@@ -66,12 +66,12 @@ enum CleanHead {
             // Content-Length must be the last line (the canonical form puts it there).
             if sawLength { return nil }
             let nameStart = index
-            while index < end, RequestFraming.isTokenByte(bytes[index]) { index += 1 }
+            while index < end, isTokenByte(bytes[index]) { index += 1 }
             let nameLength = index - nameStart
             guard nameLength > 0, index + 1 < end, bytes[index] == colon, bytes[index + 1] == sp else { return nil }
             index += 2
             let valueStart = index
-            while index < end, bytes[index] >= 0x20, bytes[index] < 0x7F { index += 1 }
+            index = skipVisible(bytes, from: index, to: end, lowest: 0x20)
             let valueEnd = index
             guard index + 1 < end, bytes[index] == cr, bytes[index + 1] == lf else { return nil }
             index += 2
@@ -87,6 +87,40 @@ enum CleanHead {
                 sawLength = true
             }
         }
+    }
+
+    /// The index of the first byte from `start` (before `end`) outside `lowest...0x7E`, or
+    /// `end`: eight bytes at a time while they all are in range, then byte by byte.
+    @inline(__always)
+    private static func skipVisible(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int, lowest: UInt8) -> Int {
+        var index = start
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let below = ones &* UInt64(lowest)
+        if let base = bytes.baseAddress {
+            while index + 8 <= end {
+                let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                // A high bit where some byte is below `lowest` (exact for whether any is), or
+                // above 0x7E (0x7F + 1 and every byte from 0x80 have the high bit).
+                let low = (word &- below) & ~word & highs
+                let high = ((word &+ ones) | word) & highs
+                guard low | high == 0 else { break }
+                index += 8
+            }
+        }
+        while index < end, bytes[index] >= lowest, bytes[index] < 0x7F { index += 1 }
+        return index
+    }
+
+    /// RFC 9110 tchar (`RequestFraming.isTokenByte`), as two 64-bit masks.
+    @inline(__always)
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        // Bits 0–63: "!#$%&'*+-.0-9"; bits 64–127: "A-Z^_`a-z|~".
+        let low: UInt64 = 0x03FF_6CFA_0000_0000
+        let high: UInt64 = 0x57FF_FFFF_C7FF_FFFE
+        if byte < 64 { return low >> UInt64(byte) & 1 != 0 }
+        if byte < 128 { return high >> UInt64(byte - 64) & 1 != 0 }
+        return false
     }
 
     /// The method at the start and whether libevent reads a body for it; nil for any other.
