@@ -29,8 +29,12 @@ enum CleanHead {
     /// The verdict for the head at the start of `bytes` (which may hold more than the head),
     /// or nil when the head is incomplete or not clean (then the slow path decides). Only the
     /// first `maxHeadBytes` bytes are looked at.
-    static func check(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int, maxBodyBytes: Int) -> Verdict? {
-        let end = min(bytes.count, maxHeadBytes)
+    static func check(_ buffer: UnsafeRawBufferPointer, maxHeadBytes: Int, maxBodyBytes: Int) -> Verdict? {
+        let end = min(buffer.count, maxHeadBytes)
+        guard end > 0, let base = buffer.baseAddress else { return nil }
+        // Every read below is at an index checked against `end` first: plain pointer reads,
+        // without the buffer's own bounds check on each byte.
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
         var index = 0
         // Method, one space.
         guard let (methodLength, bodyIsRead) = method(bytes, end) else { return nil }
@@ -44,7 +48,7 @@ enum CleanHead {
         index += 1
         // Version, CRLF.
         guard index + 10 <= end else { return nil }
-        let version: [UInt8] = [0x48, 0x54, 0x54, 0x50, 0x2F, 0x31, 0x2E]   // "HTTP/1."
+        let version = ("HTTP/1." as StaticString).utf8Start
         for offset in 0..<7 where bytes[index + offset] != version[offset] { return nil }
         let minor: Int
         switch bytes[index + 7] {
@@ -90,23 +94,24 @@ enum CleanHead {
     }
 
     /// The index of the first byte from `start` (before `end`) outside `lowest...0x7E`, or
-    /// `end`: eight bytes at a time while they all are in range, then byte by byte.
+    /// `end`: eight bytes at a time while eight remain, then byte by byte.
     @inline(__always)
-    private static func skipVisible(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int, lowest: UInt8) -> Int {
+    private static func skipVisible(_ bytes: UnsafePointer<UInt8>, from start: Int, to end: Int, lowest: UInt8) -> Int {
         var index = start
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let below = ones &* UInt64(lowest)
-        if let base = bytes.baseAddress {
-            while index + 8 <= end {
-                let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-                // A high bit where some byte is below `lowest` (exact for whether any is), or
-                // above 0x7E (0x7F + 1 and every byte from 0x80 have the high bit).
-                let low = (word &- below) & ~word & highs
-                let high = ((word &+ ones) | word) & highs
-                guard low | high == 0 else { break }
-                index += 8
-            }
+        let raw = UnsafeRawPointer(bytes)
+        while index + 8 <= end {
+            let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            // A high bit in each byte below `lowest` or above 0x7E (0x7F + 1 and every byte
+            // from 0x80 have it). A borrow or carry can also mark a byte after such a byte,
+            // never one before it, so the lowest mark (the first byte in memory) is exact.
+            let low = (word &- below) & ~word & highs
+            let high = ((word &+ ones) | word) & highs
+            let marks = low | high
+            guard marks == 0 else { return index + marks.trailingZeroBitCount >> 3 }
+            index += 8
         }
         while index < end, bytes[index] >= lowest, bytes[index] < 0x7F { index += 1 }
         return index
@@ -124,7 +129,7 @@ enum CleanHead {
     }
 
     /// The method at the start and whether libevent reads a body for it; nil for any other.
-    private static func method(_ bytes: UnsafeRawBufferPointer, _ end: Int) -> (Int, Bool)? {
+    private static func method(_ bytes: UnsafePointer<UInt8>, _ end: Int) -> (Int, Bool)? {
         func matches(_ name: StaticString) -> Bool {
             let count = name.utf8CodeUnitCount
             guard count < end else { return false }
@@ -132,7 +137,7 @@ enum CleanHead {
             for offset in 0..<count where bytes[offset] != text[offset] { return false }
             return true
         }
-        switch bytes.first {
+        switch bytes[0] {
         case UInt8(ascii: "G"): return matches("GET") ? (3, true) : nil
         case UInt8(ascii: "H"): return matches("HEAD") ? (4, false) : nil
         case UInt8(ascii: "P"):
@@ -149,7 +154,7 @@ enum CleanHead {
     private enum Field { case other, contentLength, refer }
 
     /// Content-Length, or a field only the slow path handles (Transfer-Encoding, Expect).
-    private static func framingField(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ count: Int) -> Field {
+    private static func framingField(_ bytes: UnsafePointer<UInt8>, _ start: Int, _ count: Int) -> Field {
         func named(_ lowercase: StaticString) -> Bool {
             guard count == lowercase.utf8CodeUnitCount else { return false }
             let text = lowercase.utf8Start
@@ -174,7 +179,7 @@ enum CleanHead {
     }
 
     /// 1 to 15 digits, no leading zero (a zero length is dropped by the canonical form).
-    private static func plainLength(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> Int? {
+    private static func plainLength(_ bytes: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> Int? {
         guard end > start, end - start <= 15, bytes[start] != UInt8(ascii: "0") else { return nil }
         var value = 0
         for index in start..<end {
