@@ -105,6 +105,18 @@ final class ConnectionGuardTests: XCTestCase {
         assertHello(client.readReply(), "after")
     }
 
+    func testCleanHeadAloneThenItsBodyInALaterRead() throws {
+        let client = try TestClient(port: server.port)
+        let body = #"{"value":"later"}"#
+        let whole = put(body)
+        let split = whole.index(whole.endIndex, offsetBy: -body.count)
+        client.write(String(whole[..<split]))
+        Thread.sleep(forTimeInterval: 0.05)
+        client.write(String(whole[split...]) + get("after"))
+        assertEcho(client.readReply(), body)
+        assertHello(client.readReply(), "after")
+    }
+
     func testBodyThatLooksLikeARequestStaysABody() throws {
         let client = try TestClient(port: server.port)
         let body = get("hidden")

@@ -8,7 +8,9 @@ import Foundation
 ///
 /// How: the server makes each connection's bufferevent itself (`evhttp_set_bevcb`) and watches
 /// its input buffer. Bytes the socket adds there are moved at once, before evhttp's read
-/// callback runs, into the guard's own buffer; only what the guard approves goes back. (A
+/// callback runs, into the guard's own buffer; only what the guard approves goes back. The
+/// common keep-alive read — one head already in canonical form (`CleanHead`), with none, all
+/// or the start of the body it announces — is approved where it lies, without moving. (A
 /// libevent filter bufferevent would do the same for input, but it reports a response as
 /// written once it reaches the socket's buffer, and evhttp then frees a `Connection: close`
 /// connection with the response still unsent.)
@@ -158,7 +160,8 @@ final class ConnectionGuard {
     // MARK: The input filter
 
     /// The socket added `count` bytes at the end of evhttp's input: take them out, frame them,
-    /// put back only what evhttp may parse.
+    /// put back only what evhttp may parse (or leave them, when all of them may be parsed as
+    /// they are).
     private func bytesArrived(_ input: OpaquePointer, count: Int) {
         guard !moving else { return }
         let length = evbuffer_get_length(input)
