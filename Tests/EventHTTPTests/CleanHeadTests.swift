@@ -46,6 +46,42 @@ final class CleanHeadTests: XCTestCase {
         XCTAssertNil(verdict("GET / HTTP/1.1\r\nHost: h\r\n\r\n", maxHead: 20), "longer than the head limit")
     }
 
+    func testTokenMaskMatchesTheSlowPath() {
+        for byte in UInt8.min...UInt8.max {
+            XCTAssertEqual(CleanHead.isTokenByte(byte), RequestFraming.isTokenByte(byte), "\(byte)")
+        }
+    }
+
+    /// Long targets and values are scanned eight bytes at a time: any one byte out of range, at
+    /// any place in them, still leaves the head to the slow path.
+    func testEveryByteAtEveryPlaceOfLongTargetsAndValues() {
+        let filler = Array("/abcdefghijklmnopqrstuvw".utf8)   // 24 bytes
+        for position in 1..<filler.count {
+            for byte in UInt8.min...UInt8.max {
+                var target = filler
+                target[position] = byte
+                let head = Array("GET ".utf8) + target + Array(" HTTP/1.1\r\nHost: h\r\n\r\n".utf8)
+                let targetOK = byte > 0x20 && byte < 0x7F
+                let got = head.withUnsafeBytes { CleanHead.check($0, maxHeadBytes: 8192, maxBodyBytes: 1000) }
+                XCTAssertEqual(got != nil, targetOK, "target byte \(byte) at \(position)")
+                if targetOK { XCTAssertEqual(got?.count, head.count) }
+
+                var value = Array(filler.dropFirst())   // 23 bytes, no leading space
+                let place = position - 1
+                value[place] = byte
+                let valueOK = byte >= 0x20 && byte < 0x7F && !(byte == 0x20 && (place == 0 || place == value.count - 1))
+                let withValue = Array("GET / HTTP/1.1\r\nX-Long: ".utf8) + value + Array("\r\nHost: h\r\n\r\n".utf8)
+                let verdict = withValue.withUnsafeBytes { CleanHead.check($0, maxHeadBytes: 8192, maxBodyBytes: 1000) }
+                XCTAssertEqual(verdict != nil, valueOK, "value byte \(byte) at \(place)")
+                if valueOK {
+                    XCTAssertEqual(verdict?.count, withValue.count)
+                    XCTAssertEqual(canonical(withValue).map { String(decoding: $0, as: UTF8.self) },
+                                   String(decoding: withValue, as: UTF8.self))
+                }
+            }
+        }
+    }
+
     /// Generated heads from pieces that are clean or almost clean: whenever the fast path
     /// accepts one, the slow path accepts it too and its canonical form is the head itself.
     func testAcceptedHeadsAreTheirOwnCanonicalForm() {

@@ -29,8 +29,12 @@ enum CleanHead {
     /// The verdict for the head at the start of `bytes` (which may hold more than the head),
     /// or nil when the head is incomplete or not clean (then the slow path decides). Only the
     /// first `maxHeadBytes` bytes are looked at.
-    static func check(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int, maxBodyBytes: Int) -> Verdict? {
-        let end = min(bytes.count, maxHeadBytes)
+    static func check(_ buffer: UnsafeRawBufferPointer, maxHeadBytes: Int, maxBodyBytes: Int) -> Verdict? {
+        let end = min(buffer.count, maxHeadBytes)
+        guard end > 0, let base = buffer.baseAddress else { return nil }
+        // Every read below is at an index checked against `end` first: plain pointer reads,
+        // without the buffer's own bounds check on each byte.
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
         var index = 0
         // Method, one space.
         guard let (methodLength, bodyIsRead) = method(bytes, end) else { return nil }
@@ -39,12 +43,12 @@ enum CleanHead {
         index += 1
         // Target: visible ASCII, one space.
         let targetStart = index
-        while index < end, bytes[index] > 0x20, bytes[index] < 0x7F { index += 1 }
+        index = skipVisible(bytes, from: index, to: end, lowest: 0x21)
         guard index > targetStart, index < end, bytes[index] == sp else { return nil }
         index += 1
         // Version, CRLF.
         guard index + 10 <= end else { return nil }
-        let version: [UInt8] = [0x48, 0x54, 0x54, 0x50, 0x2F, 0x31, 0x2E]   // "HTTP/1."
+        let version = ("HTTP/1." as StaticString).utf8Start
         for offset in 0..<7 where bytes[index + offset] != version[offset] { return nil }
         let minor: Int
         switch bytes[index + 7] {
@@ -66,12 +70,12 @@ enum CleanHead {
             // Content-Length must be the last line (the canonical form puts it there).
             if sawLength { return nil }
             let nameStart = index
-            while index < end, RequestFraming.isTokenByte(bytes[index]) { index += 1 }
+            while index < end, isTokenByte(bytes[index]) { index += 1 }
             let nameLength = index - nameStart
             guard nameLength > 0, index + 1 < end, bytes[index] == colon, bytes[index + 1] == sp else { return nil }
             index += 2
             let valueStart = index
-            while index < end, bytes[index] >= 0x20, bytes[index] < 0x7F { index += 1 }
+            index = skipVisible(bytes, from: index, to: end, lowest: 0x20)
             let valueEnd = index
             guard index + 1 < end, bytes[index] == cr, bytes[index + 1] == lf else { return nil }
             index += 2
@@ -89,8 +93,43 @@ enum CleanHead {
         }
     }
 
+    /// The index of the first byte from `start` (before `end`) outside `lowest...0x7E`, or
+    /// `end`: eight bytes at a time while eight remain, then byte by byte.
+    @inline(__always)
+    private static func skipVisible(_ bytes: UnsafePointer<UInt8>, from start: Int, to end: Int, lowest: UInt8) -> Int {
+        var index = start
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let below = ones &* UInt64(lowest)
+        let raw = UnsafeRawPointer(bytes)
+        while index + 8 <= end {
+            let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            // A high bit in each byte below `lowest` or above 0x7E (0x7F + 1 and every byte
+            // from 0x80 have it). A borrow or carry can also mark a byte after such a byte,
+            // never one before it, so the lowest mark (the first byte in memory) is exact.
+            let low = (word &- below) & ~word & highs
+            let high = ((word &+ ones) | word) & highs
+            let marks = low | high
+            guard marks == 0 else { return index + marks.trailingZeroBitCount >> 3 }
+            index += 8
+        }
+        while index < end, bytes[index] >= lowest, bytes[index] < 0x7F { index += 1 }
+        return index
+    }
+
+    /// RFC 9110 tchar (`RequestFraming.isTokenByte`), as two 64-bit masks.
+    @inline(__always)
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        // Bits 0–63: "!#$%&'*+-.0-9"; bits 64–127: "A-Z^_`a-z|~".
+        let low: UInt64 = 0x03FF_6CFA_0000_0000
+        let high: UInt64 = 0x57FF_FFFF_C7FF_FFFE
+        if byte < 64 { return low >> UInt64(byte) & 1 != 0 }
+        if byte < 128 { return high >> UInt64(byte - 64) & 1 != 0 }
+        return false
+    }
+
     /// The method at the start and whether libevent reads a body for it; nil for any other.
-    private static func method(_ bytes: UnsafeRawBufferPointer, _ end: Int) -> (Int, Bool)? {
+    private static func method(_ bytes: UnsafePointer<UInt8>, _ end: Int) -> (Int, Bool)? {
         func matches(_ name: StaticString) -> Bool {
             let count = name.utf8CodeUnitCount
             guard count < end else { return false }
@@ -98,7 +137,7 @@ enum CleanHead {
             for offset in 0..<count where bytes[offset] != text[offset] { return false }
             return true
         }
-        switch bytes.first {
+        switch bytes[0] {
         case UInt8(ascii: "G"): return matches("GET") ? (3, true) : nil
         case UInt8(ascii: "H"): return matches("HEAD") ? (4, false) : nil
         case UInt8(ascii: "P"):
@@ -115,7 +154,7 @@ enum CleanHead {
     private enum Field { case other, contentLength, refer }
 
     /// Content-Length, or a field only the slow path handles (Transfer-Encoding, Expect).
-    private static func framingField(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ count: Int) -> Field {
+    private static func framingField(_ bytes: UnsafePointer<UInt8>, _ start: Int, _ count: Int) -> Field {
         func named(_ lowercase: StaticString) -> Bool {
             guard count == lowercase.utf8CodeUnitCount else { return false }
             let text = lowercase.utf8Start
@@ -140,7 +179,7 @@ enum CleanHead {
     }
 
     /// 1 to 15 digits, no leading zero (a zero length is dropped by the canonical form).
-    private static func plainLength(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> Int? {
+    private static func plainLength(_ bytes: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> Int? {
         guard end > start, end - start <= 15, bytes[start] != UInt8(ascii: "0") else { return nil }
         var value = 0
         for index in start..<end {

@@ -8,7 +8,9 @@ import Foundation
 ///
 /// How: the server makes each connection's bufferevent itself (`evhttp_set_bevcb`) and watches
 /// its input buffer. Bytes the socket adds there are moved at once, before evhttp's read
-/// callback runs, into the guard's own buffer; only what the guard approves goes back. (A
+/// callback runs, into the guard's own buffer; only what the guard approves goes back. The
+/// common keep-alive read — one head already in canonical form (`CleanHead`), with none, all
+/// or the start of the body it announces — is approved where it lies, without moving. (A
 /// libevent filter bufferevent would do the same for input, but it reports a response as
 /// written once it reaches the socket's buffer, and evhttp then frees a `Connection: close`
 /// connection with the response still unsent.)
@@ -38,6 +40,9 @@ final class ConnectionGuard {
     private let maxBodyBytes: Int
     private let headerTimeout: Double
 
+    // The state read on every request is not checked for overlapping access at run time (a
+    // call into the runtime each time): the guard is loop-thread confined, and no access to it
+    // spans a call that could re-enter it (the input callback returns at once while `moving`).
     private var state = State.head
     private var head: [UInt8] = []
     private var headClockStarted = false
@@ -73,9 +78,12 @@ final class ConnectionGuard {
         guard let bev = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
         let connectionGuard = ConnectionGuard(server: server, base: base)
         connectionGuard.filter = bev
+        // Called on every change of the input, evhttp's own reads (n_added == 0) included:
+        // those return at once.
         connectionGuard.inputWatch = evbuffer_add_cb(bufferevent_get_input(bev), { input, info, context in
-            guard let input, let info, let context, info.pointee.n_added > 0 else { return }
-            Unmanaged<ConnectionGuard>.fromOpaque(context).takeUnretainedValue().bytesArrived(input, count: info.pointee.n_added)
+            guard let count = info?.pointee.n_added, count > 0, let input, let context else { return }
+            // The guard outlives its callback (removed in `closed()`): no retain around the call.
+            Unmanaged<ConnectionGuard>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.bytesArrived(input, count: count) }
         }, Unmanaged.passUnretained(connectionGuard).toOpaque())
         server.guardOpened(connectionGuard)
         // evhttp sets the socket and makes its connection right after this callback returns:
@@ -155,12 +163,17 @@ final class ConnectionGuard {
     // MARK: The input filter
 
     /// The socket added `count` bytes at the end of evhttp's input: take them out, frame them,
-    /// put back only what evhttp may parse.
+    /// put back only what evhttp may parse (or leave them, when all of them may be parsed as
+    /// they are).
     private func bytesArrived(_ input: OpaquePointer, count: Int) {
         guard !moving else { return }
+        let length = evbuffer_get_length(input)
+        // The usual keep-alive request: evhttp had read everything before, and the new bytes
+        // are one clean head (with all or the start of its body): they stay where they are.
+        if length == count, passCleanHeadInPlace(input, length: length) { return }
         moving = true
         defer { moving = false }
-        let kept = evbuffer_get_length(input) - count
+        let kept = length - count
         guard kept > 0 else {
             // evhttp had read everything before (the usual case): frame straight back into
             // its emptied input, no buffer in between.
@@ -278,12 +291,42 @@ final class ConnectionGuard {
         guard window > 0, let start = evbuffer_pullup(source, window) else { return false }
         guard let verdict = CleanHead.check(UnsafeRawBufferPointer(start: start, count: window),
                                             maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes) else { return false }
+        evbuffer_remove_buffer(source, destination, verdict.count)
+        accept(verdict, bodyAlreadyPassed: 0)
+        return true
+    }
+
+    /// The fast path without moving a byte: when the whole of evhttp's input is new (nothing
+    /// kept in front) and starts with a clean head, and everything after that head is body the
+    /// head announced and libevent reads, evhttp may parse the input exactly as it is — the
+    /// same bytes `passCleanHead` and the body forwarding would have put back. False (nothing
+    /// changed, nothing moved): the general path frames the input (a refusal, a head to
+    /// normalise or not yet complete, a head not yet admitted, a second request behind the
+    /// first, a body libevent does not read).
+    private func passCleanHeadInPlace(_ input: OpaquePointer, length: Int) -> Bool {
+        // Between heads, with nothing of a head kept: the guard's own buffer is empty then.
+        guard case .head = state, admitted, head.isEmpty, evbuffer_get_length(pending) == 0 else { return false }
+        let window = min(length, maxHeadBytes)
+        guard window > 0, let start = evbuffer_pullup(input, window) else { return false }
+        guard let verdict = CleanHead.check(UnsafeRawBufferPointer(start: start, count: window),
+                                            maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes) else { return false }
+        let rest = length - verdict.count
+        // Bytes after the head: only as much body as the head announced, for a method whose
+        // body libevent reads; anything else is framed by the general path.
+        if rest > 0, !verdict.bodyIsRead || rest > verdict.bodyLength { return false }
+        accept(verdict, bodyAlreadyPassed: rest)
+        return true
+    }
+
+    /// Book-keeping for a clean head handed to evhttp, followed by `bodyAlreadyPassed` bytes of
+    /// its body.
+    private func accept(_ verdict: CleanHead.Verdict, bodyAlreadyPassed: Int) {
         if headClockStarted { stopHeadClock() }
         minorVersion = verdict.minorVersion
-        evbuffer_remove_buffer(source, destination, verdict.count)
         headsPassed += 1
-        if verdict.bodyLength > 0 { state = .body(remaining: verdict.bodyLength, forward: verdict.bodyIsRead) }
-        return true
+        if verdict.bodyLength > bodyAlreadyPassed {
+            state = .body(remaining: verdict.bodyLength - bodyAlreadyPassed, forward: verdict.bodyIsRead)
+        }
     }
 
     /// (end of the head's content including its last line's LF, bytes the head used with its
