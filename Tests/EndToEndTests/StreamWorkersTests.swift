@@ -91,6 +91,83 @@ final class StreamWorkersTests: XCTestCase {
         XCTAssertLessThan(grown, 32 << 20, "256 MiB uploaded on a stream grew the server by \(grown >> 20) MiB")
     }
 
+    /// Every epoll registration in the server names the file its descriptor holds now. The
+    /// request loop batches its epoll changes (libevent's change list), and a stream's socket
+    /// leaves evhttp by moving to a new descriptor while a placeholder takes the old number: if
+    /// that happened before the loop's removals reached the kernel, the loop's epoll would keep
+    /// watching the socket under a number that no longer holds it (and wake on its events).
+    func test_no_epoll_registration_outlives_a_stream_hand_off() throws {
+        let server = try TidingsProcess()
+        defer { server.stop() }
+        var connections: [HTTPConnection] = []
+        var streams: [EventStreamReader] = []
+        for index in 0..<40 {
+            let connection = try server.connect()
+            // Keep-alive requests first, so the socket had evhttp's events on and off.
+            XCTAssertEqual(try connection.request("GET", "/preferences/name").status, 200)
+            let stream = try connection.openEventStream(index % 2 == 0 ? "/preferences/name/events" : "/preferences/events")
+            XCTAssertEqual(stream.reply.status, 200)
+            connections.append(connection)
+            streams.append(stream)
+            if index % 10 == 9 { XCTAssertEqual(try server.put("name", "n\(index)").status, 200) }
+        }
+        // Bytes from clients on their streams, and some streams closed by their clients.
+        for connection in connections.prefix(10) { connection.write("ignored\r\n") }
+        for connection in connections.suffix(10) { shutdown(connection.fd, Int32(SHUT_RDWR)) }
+        XCTAssertEqual(try server.put("name", "last").status, 200)
+        for stream in streams.prefix(30) {
+            var event = try stream.nextEvent(timeout: 10)
+            while event.json?["value"] as? String != "last" { event = try stream.nextEvent(timeout: 10) }
+        }
+        let pid = server.process.processIdentifier
+        var checked = 0
+        for (epoll, entries) in Self.epollRegistrations(pid: pid) {
+            for (descriptor, inode) in entries {
+                var info = stat()
+                let now = stat("/proc/\(pid)/fd/\(descriptor)", &info) == 0 ? UInt64(info.st_ino) : nil
+                XCTAssertEqual(now, inode, "epoll \(epoll) watches descriptor \(descriptor) for a file it no longer holds")
+                checked += 1
+            }
+        }
+        XCTAssertGreaterThanOrEqual(checked, 30, "the server's epoll registrations were not found")
+        // And the server is idle: nothing keeps firing for a socket the loop gave away.
+        let before = Self.cpuSeconds(pid: pid)
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertLessThan(Self.cpuSeconds(pid: pid) - before, 0.3, "the idle server used the CPU")
+    }
+
+    /// (epoll descriptor, [(watched descriptor, inode of the file registered)]) for every epoll
+    /// instance of process `pid`, from /proc/PID/fdinfo.
+    private static func epollRegistrations(pid: Int32) -> [(Int, [(Int, UInt64)])] {
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return [] }
+        var result: [(Int, [(Int, UInt64)])] = []
+        for name in descriptors {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(name)"),
+                  target == "anon_inode:[eventpoll]",
+                  let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(name)", encoding: .utf8) else { continue }
+            var entries: [(Int, UInt64)] = []
+            for line in info.split(separator: "\n") where line.hasPrefix("tfd:") {
+                let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+                guard words.count > 1, let descriptor = Int(words[1]),
+                      let inodeWord = words.first(where: { $0.hasPrefix("ino:") }),
+                      let inode = UInt64(inodeWord.dropFirst(4), radix: 16) else { continue }
+                entries.append((descriptor, inode))
+            }
+            result.append((Int(name) ?? -1, entries))
+        }
+        return result
+    }
+
+    /// User plus system CPU time of process `pid`, in seconds.
+    private static func cpuSeconds(pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        // After "(comm)": state, then 10 more fields, then utime and stime (clock ticks).
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// 20,000 streams opened and closed quickly while writes go on: long-lived streams see
     /// every change of their key in order and nothing else, plain requests get clean answers
     /// (no worker ever writes into a reused descriptor), and memory returns to its baseline.
