@@ -20,7 +20,7 @@ TIDINGS=${BENCH_TIDINGS_BIN:-$ROOT/.build/release/tidings}
 PGBIN=/usr/lib/postgresql/15/bin
 BIN="$ROOT/.build/bench"
 mkdir -p "$BIN"
-gcc -O2 -Wall -Wextra -o "$BIN/sse-fanout" Benchmarks/sse-fanout.c
+gcc -O2 -Wall -Wextra -pthread -o "$BIN/sse-fanout" Benchmarks/sse-fanout.c
 [ -x "$TIDINGS" ] || swift build -c release --static-swift-stdlib --product tidings
 [ -x "$PGBIN/initdb" ] || { echo "PostgreSQL 15 is not installed (apt-get install postgresql)"; exit 1; }
 

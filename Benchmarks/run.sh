@@ -370,7 +370,7 @@ if [ ${#need[@]} -gt 0 ]; then echo "missing tools: ${need[*]} (make bench insta
 mkdir -p "$BIN"
 # shellcheck disable=SC2046 # pkg-config output is meant to be split
 gcc -O2 -Wall -Wextra -o "$BIN/bare-evhttp" Benchmarks/bare-evhttp.c $(pkg-config --cflags --libs libevent)
-gcc -O2 -Wall -Wextra -o "$BIN/sse-fanout" Benchmarks/sse-fanout.c
+gcc -O2 -Wall -Wextra -pthread -o "$BIN/sse-fanout" Benchmarks/sse-fanout.c
 note "C tools built in $BIN (bare-evhttp, sse-fanout)"
 
 TIDINGS_OK=0

@@ -24,10 +24,12 @@
  * every stream was held and got every event in order (complete), 1 otherwise,
  * 2 on a usage error.
  *
- * Build: gcc -O2 -o sse-fanout sse-fanout.c
+ * Build: gcc -O2 -pthread -o sse-fanout sse-fanout.c
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -520,27 +522,75 @@ static void send_put(int i) {
     if (write_all(g_put.fd, req, (size_t)n) < 0) perror("write PUT");
 }
 
-/* The -z probe: one GET at a time on a keep-alive connection, timed send -> full answer. */
-static void send_probe(void) {
-    if (g_probe.fd < 0) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) return;
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        if (connect(fd, (struct sockaddr *)&g_addr, sizeof g_addr) < 0) { close(fd); c_probe_lost++; return; }
-        set_nonblock(fd);
-        g_probe.fd = fd;
-        g_probe.connected = 1;
-        reset_http(&g_probe);
-        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &g_probe };
-        epoll_ctl(g_epfd, EPOLL_CTL_ADD, fd, &ev);
+/* The -z probe: one GET every 10 ms on a keep-alive connection of its own thread, timed
+ * send -> full answer. Not in the streams' epoll loop: there an answer that arrived during a
+ * change waited behind thousands of stream reads, and the probe measured this program. */
+static atomic_int g_probe_stop;
+
+static int probe_connect(void) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct timeval tv = { .tv_sec = 5, .tv_usec = 0 };
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (connect(fd, (struct sockaddr *)&g_addr, sizeof g_addr) < 0) { close(fd); return -1; }
+    return fd;
+}
+
+/* Reads one answer with a Content-Length body; 1 when the server keeps the connection, 0 when
+ * it closes it, -1 on an error or a timeout. */
+static int probe_read_answer(int fd) {
+    static char buf[16384];
+    size_t have = 0;
+    long need = -1;
+    int keep = 1;
+    for (;;) {
+        if (need >= 0 && (long)have >= need) return keep;
+        if (have == sizeof buf) return -1;
+        ssize_t r = read(fd, buf + have, sizeof buf - have);
+        if (r <= 0) return -1;
+        have += (size_t)r;
+        if (need < 0) {
+            char *end = memmem(buf, have, "\r\n\r\n", 4);
+            if (!end) continue;
+            long length = 0;
+            for (char *line = buf; line < end; ) {
+                char *eol = memmem(line, (size_t)(end - line) + 2, "\r\n", 2);
+                if (!eol) break;
+                if (eol - line > 15 && strncasecmp(line, "content-length:", 15) == 0) length = strtol(line + 15, NULL, 10);
+                if (eol - line >= 17 && strncasecmp(line, "connection: close", 17) == 0) keep = 0;
+                line = eol + 2;
+            }
+            need = (long)(end - buf) + 4 + length;
+        }
     }
+}
+
+static void *probe_main(void *unused) {
+    (void)unused;
+    int fd = -1;
     char req[512];
     int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s:%d\r\n%s%s%s\r\n", o_probe, o_host, o_port,
                      o_token ? "Authorization: Bearer " : "", o_token ? o_token : "", o_token ? "\r\n" : "");
-    g_probe_sent_ms = now_ms();
-    g_probe_inflight = 1;
-    if (write_all(g_probe.fd, req, (size_t)n) < 0) { close_conn(&g_probe); g_probe_inflight = 0; c_probe_lost++; }
+    double next = now_ms();
+    while (!atomic_load(&g_probe_stop)) {
+        double t = now_ms();
+        if (t < next) {
+            struct timespec pause = { 0, (long)((next - t) * 1e6) };
+            nanosleep(&pause, NULL);
+            continue;
+        }
+        next = t + 10;
+        if (fd < 0 && (fd = probe_connect()) < 0) { c_probe_lost++; continue; }
+        double sent = now_ms();
+        int kept = write_all(fd, req, (size_t)n) < 0 ? -1 : probe_read_answer(fd);
+        if (kept < 0) { close(fd); fd = -1; c_probe_lost++; continue; }
+        if (g_probe_n < (long)(sizeof g_probe_lat / sizeof *g_probe_lat)) g_probe_lat[g_probe_n++] = (float)(now_ms() - sent);
+        if (kept == 0) { close(fd); fd = -1; }
+    }
+    if (fd >= 0) close(fd);
+    return NULL;
 }
 
 /* ---------- event loop ---------- */
@@ -741,13 +791,10 @@ int main(int argc, char **argv) {
     double t0 = now_ms() + 50;
     int next_put = 0;
     double end_deadline = 0;
-    double next_probe = t0;
+    pthread_t prober;
+    int probing = o_probe && pthread_create(&prober, NULL, probe_main, NULL) == 0;
     for (;;) {
         double t = now_ms();
-        if (o_probe && !g_probe_inflight && t >= next_probe) {
-            send_probe();
-            next_probe = t + 10;
-        }
         while (next_put < o_changes && t >= t0 + (double)next_put * o_interval_ms) {
             send_put(next_put++);
             t = now_ms();
@@ -763,6 +810,10 @@ int main(int argc, char **argv) {
             timeout = due <= 0 ? 0 : due >= timeout ? timeout : (int)due + 1;
         }
         loop_once(timeout);
+    }
+    if (probing) {
+        atomic_store(&g_probe_stop, 1);
+        pthread_join(prober, NULL);
     }
     double t_end = now_ms();
     double cpu1 = cpu_s(), scpu1 = o_pid ? proc_cpu_s(o_pid) : -1;

@@ -58,6 +58,9 @@ final class StreamWorker: @unchecked Sendable {
             // The request loop comes first: when the cores are busy, a fan-out on the workers
             // must not make plain requests (or the writes that feed the streams) wait.
             tidings_lower_thread_priority(Self.niceIncrement)
+            // And off the loop's CPU: a fan-out's kernel work (the loopback receive path runs
+            // in the sender's `sendmsg`, where no nice level applies) stays on the other cores.
+            _ = tidings_avoid_first_cpu()
             loop.run()
             finished.signal()
         }
