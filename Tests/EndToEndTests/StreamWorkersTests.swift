@@ -136,6 +136,54 @@ final class StreamWorkersTests: XCTestCase {
         XCTAssertLessThan(Self.cpuSeconds(pid: pid) - before, 0.3, "the idle server used the CPU")
     }
 
+    /// A stream whose socket cannot move to a worker (the process is out of descriptors when
+    /// the hand-off needs one more) is answered as a full server answers: 200, a `retry:`, the
+    /// end. The server keeps serving, and streams open again once descriptors are free.
+    func test_a_stream_that_cannot_get_a_descriptor_is_told_to_retry() throws {
+        let server = try TidingsProcess()
+        defer { server.stop() }
+        let pid = server.process.processIdentifier
+        // Allow exactly one more descriptor: the connection's own. Moving its socket to a
+        // worker needs a second one. (A descriptor the server frees meanwhile, a test client's
+        // closing connection, say, leaves room for the move: then the stream opens, and the
+        // attempt is made again.)
+        // The soft limit only (raising a hard one back needs a capability a container may lack).
+        let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
+        let softLimit = try XCTUnwrap(limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }
+            .flatMap { $0.split(separator: " ").dropFirst(3).first })
+        var refusal: [StreamMessage]?
+        for _ in 0..<5 where refusal == nil {
+            let used = Set((try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")).compactMap { Int($0) })
+            let limit = Array((0...).lazy.filter { !used.contains($0) }.prefix(2))[1]
+            XCTAssertEqual(Self.run("/usr/bin/prlimit", "--pid", "\(pid)", "--nofile=\(limit):"), 0)
+            let connection = try server.connect()
+            let stream = try connection.openEventStream("/preferences/name/events")
+            XCTAssertEqual(stream.reply.status, 200)
+            XCTAssertEqual(stream.reply.header("Content-Type"), "text/event-stream")
+            guard stream.reply.header("Connection")?.lowercased() == "close" else { continue }
+            refusal = try stream.readToEnd(timeout: 10)
+        }
+        let messages = try XCTUnwrap(refusal, "every stream was handed off")
+        XCTAssertEqual(messages.count, 1, "\(messages)")
+        guard case .retry(let milliseconds) = messages.first else { return XCTFail("no retry: in \(messages)") }
+        XCTAssertTrue((2_000...5_000).contains(milliseconds))
+        // Descriptors again: the server serves streams as before.
+        XCTAssertEqual(Self.run("/usr/bin/prlimit", "--pid", "\(pid)", "--nofile=\(softLimit):"), 0)
+        let again = try server.openEventStream("/preferences/name/events")
+        XCTAssertEqual(try again.nextEvent().json?["value"] as? String, "fat")
+        XCTAssertEqual(try server.put("name", "thin").status, 200)
+        XCTAssertEqual(try again.nextEvent().json?["value"] as? String, "thin")
+    }
+
+    private static func run(_ path: String, _ arguments: String...) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     /// (epoll descriptor, [(watched descriptor, inode of the file registered)]) for every epoll
     /// instance of process `pid`, from /proc/PID/fdinfo.
     private static func epollRegistrations(pid: Int32) -> [(Int, [(Int, UInt64)])] {

@@ -67,7 +67,7 @@ extension HTTPServer {
     /// the loop polled, so the batched `epoll_ctl` removals (see `EventLoop`) reached the kernel
     /// while the descriptor still named the socket — the socket is moved to a new descriptor
     /// for the worker and a placeholder takes its old number, which evhttp then closes.
-    func handOffStream(_ connection: Connection, raw: RawRequest, head: Response,
+    func handOffStream(_ responder: Responder, connection: Connection, raw: RawRequest, head: Response,
                        retryMilliseconds: Int, conflate: Bool, keyOf: (([UInt8]) -> String?)?) -> EventStream? {
         guard let dispatch, let bev = connection.bufferevent, bufferevent_getfd(bev) >= 0 else { return nil }
         // The connection's bufferevent may be a filter over the socket's own (a guard that
@@ -97,13 +97,16 @@ extension HTTPServer {
         }
         loop.schedule(after: 0) { [weak self] in
             guard let self else { return }
-            moveSocket(of: connection, chain: chain, to: remote, worker: workerIndex)
+            moveSocket(of: connection, chain: chain, to: remote, worker: workerIndex) {
+                responder.refuseAfterHandOff(raw, self)
+            }
         }
         return stream
     }
 
     /// The hand-off's second step (see `handOffStream`).
-    private func moveSocket(of connection: Connection, chain: [OpaquePointer], to remote: WorkerStream, worker: Int) {
+    private func moveSocket(of connection: Connection, chain: [OpaquePointer], to remote: WorkerStream, worker: Int,
+                            refuse: () -> Void) {
         guard let dispatch else { return }
         // Freed meanwhile (the server closing): the worker drops the stream.
         guard connections[connection.evcon] === connection, let bev = connection.bufferevent, bev == chain[0] else {
@@ -124,10 +127,11 @@ extension HTTPServer {
         }
         let owned = fd < 0 ? -1 : tidings_detach_socket(fd, placeholderDescriptor)
         if owned < 0 {
-            // Out of descriptors: the client's connection closes and its EventSource retries.
+            // Out of descriptors: answered as a full server answers (200, a `retry:`, the end),
+            // through evhttp, which still holds the request; the worker drops the stream.
             logger.warning("event stream not handed off: \(SystemError.last("detach socket"))")
             dispatch.enqueue(.socket(remote, fd: -1, prefix: []), to: worker)
-            dropConnection(connection)
+            refuse()
             return
         }
         // Cap what the kernel may queue for this client (Linux doubles it), so the bound is

@@ -128,7 +128,8 @@ public final class Responder: @unchecked Sendable {
         }
         var head = Response(status: .ok, headers: EventStream.headHeaders)
         server.applyResponseFilters(request, &head)
-        guard let stream = server.handOffStream(connection, raw: raw, head: head, retryMilliseconds: retryMilliseconds,
+        guard let stream = server.handOffStream(self, connection: connection, raw: raw, head: head,
+                                                retryMilliseconds: retryMilliseconds,
                                                 conflate: conflate, keyOf: conflationKeyOf) else {
             // The socket could not leave evhttp (out of descriptors): answer like a full server.
             refuseStream(server)
@@ -145,11 +146,22 @@ public final class Responder: @unchecked Sendable {
     /// 200, a jittered `retry:` and the end: a browser's EventSource gives up for good on a
     /// non-200, so a refused stream is told to come back a little later.
     private func refuseStream(_ server: HTTPServer) {
-        let range = server.configuration.fullRetryMilliseconds
+        answer(Self.streamRefusal(server), server)
+    }
+
+    /// The hand-off's second step could not move the socket after all (out of descriptors):
+    /// the refusal goes out through evhttp, which still holds the request, as on a full server.
+    func refuseAfterHandOff(_ raw: RawRequest, _ server: HTTPServer) {
+        var refusal = Self.streamRefusal(server)
+        server.applyResponseFilters(request, &refusal)
+        server.write(refusal, to: raw, method: request.method)
+    }
+
+    private static func streamRefusal(_ server: HTTPServer) -> Response {
         var head = Response(status: .ok, headers: EventStream.headHeaders)
         head.headers[.connection] = "close"
-        head.body = ServerSentEvent.retry(milliseconds: Int.random(in: range))
-        answer(head, server)
+        head.body = ServerSentEvent.retry(milliseconds: Int.random(in: server.configuration.fullRetryMilliseconds))
+        return head
     }
 
     /// The connection is going away (closecb). Releases what evhttp will not.
