@@ -123,7 +123,7 @@ public final class TidingsResources {
         var stored: [String: PreferenceValue] = [:]
         for (key, record) in snapshot.preferences {
             guard let json = record.json,
-                  let value = try? JSONDecoder().decode(PreferenceValue.self, from: Data(json.utf8)) else { continue }
+                  let value = try? JSONCoding.decoder.decode(PreferenceValue.self, from: Data(json.utf8)) else { continue }
             stored[key] = value
         }
         return stored

@@ -1,3 +1,4 @@
+import EventHTTP
 import Foundation
 import Logging
 import Observing
@@ -147,7 +148,7 @@ final class TidingsState {
     /// A stored value as its declaration types it; nil when it no longer fits (then the
     /// default applies, as at start-up).
     static func preferenceValue(json: String, declaration: PreferenceDeclaration) -> PreferenceValue? {
-        guard let raw = try? JSONDecoder().decode(PreferenceValue.self, from: Data(json.utf8)) else { return nil }
+        guard let raw = try? JSONCoding.decoder.decode(PreferenceValue.self, from: Data(json.utf8)) else { return nil }
         return try? declaration.check(raw).get()
     }
 }

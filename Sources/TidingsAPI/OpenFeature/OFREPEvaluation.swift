@@ -11,12 +11,12 @@ enum OFREPEvaluation {
     static func success(_ key: String, state: TidingsState) -> String? {
         guard let declaration = state.preferences.declaration(forKey: key),
               let value = state.preferences.value(forKey: key) else { return nil }
-        var metadata = OFREPJSON()
+        var metadata = JSONObjectWriter()
         metadata.integer("revision", state.revision(ofPreference: key))
         metadata.string("type", declaration.type.rawValue)
-        var object = OFREPJSON()
+        var object = JSONObjectWriter()
         object.string("key", key)
-        object.raw("value", OFREPJSON.value(value))
+        object.raw("value", JSONObjectWriter.value(value))
         object.string("reason", "STATIC")
         object.string("variant", value == declaration.defaultValue ? "default" : "set")
         object.raw("metadata", metadata.json)
@@ -25,7 +25,7 @@ enum OFREPEvaluation {
 
     /// `404 {"key","errorCode":"FLAG_NOT_FOUND","errorDetails"}`.
     static func flagNotFound(_ key: String) -> Response {
-        var object = OFREPJSON()
+        var object = JSONObjectWriter()
         object.string("key", key)
         object.string("errorCode", "FLAG_NOT_FOUND")
         object.string("errorDetails", "There is no preference '\(key)'.")
@@ -34,7 +34,7 @@ enum OFREPEvaluation {
 
     /// `400 {"key"?,"errorCode":"PARSE_ERROR","errorDetails"}` (the bulk answer has no key).
     static func parseError(_ detail: String, key: String?) -> Response {
-        var object = OFREPJSON()
+        var object = JSONObjectWriter()
         if let key { object.string("key", key) }
         object.string("errorCode", "PARSE_ERROR")
         object.string("errorDetails", detail)

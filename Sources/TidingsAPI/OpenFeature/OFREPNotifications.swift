@@ -52,7 +52,7 @@ final class OFREPNotifications {
     }
 
     private func frame(id: UInt64, etagRevision: UInt64) -> [UInt8] {
-        var data = OFREPJSON()
+        var data = JSONObjectWriter()
         data.string("type", "refetchEvaluation")
         data.string("etag", EntityTag(revision: etagRevision).header)
         data.raw("lastModified", String(lastModified(of: etagRevision)))

@@ -71,13 +71,13 @@ struct OFREPRoutes {
 
     private func encodeBulk() -> [UInt8] {
         let flags = state.preferences.declarations.compactMap { OFREPEvaluation.success($0.key, state: state) }
-        var endpoint = OFREPJSON()
+        var endpoint = JSONObjectWriter()
         endpoint.string("requestUri", Self.eventsPath)
-        var stream = OFREPJSON()
+        var stream = JSONObjectWriter()
         stream.string("type", "sse")
         stream.raw("endpoint", endpoint.json)
         stream.raw("inactivityDelaySec", "120")
-        var body = OFREPJSON()
+        var body = JSONObjectWriter()
         body.raw("flags", "[" + flags.joined(separator: ",") + "]")
         body.raw("eventStreams", "[" + stream.json + "]")
         return body.bytes

@@ -1,3 +1,4 @@
+import EventHTTP
 import Foundation
 import Observing
 
@@ -64,7 +65,7 @@ enum PostsDecodingError: Error, Sendable, CustomStringConvertible {
 }
 
 extension Post {
-    private static let decoder = JSONDecoder()
+    private static let decoder = JSONCoding.decoder
 
     /// Decodes a feed body: a JSON array of post objects. Runs off the loop (in the loader's
     /// fetch task), so an 8 MiB feed never stalls it.

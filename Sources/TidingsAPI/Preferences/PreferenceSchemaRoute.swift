@@ -23,17 +23,17 @@ enum PreferenceSchemaRoute {
     /// `{"key": {"type", "default", "description"?, "minimum"?, "maximum"?, "maxLength"?, "enum"?}}`
     /// in declaration order. Values keep their type in the JSON text (`2.0` for a number).
     static func document(_ declarations: [PreferenceDeclaration]) -> String {
-        var document = OFREPJSON()
+        var document = JSONObjectWriter()
         for declaration in declarations {
-            var entry = OFREPJSON()
+            var entry = JSONObjectWriter()
             entry.string("type", declaration.type.rawValue)
-            entry.raw("default", OFREPJSON.value(declaration.defaultValue))
+            entry.raw("default", JSONObjectWriter.value(declaration.defaultValue))
             if let description = declaration.description { entry.string("description", description) }
             if let minimum = declaration.minimum { entry.raw("minimum", bound(minimum, declaration.type)) }
             if let maximum = declaration.maximum { entry.raw("maximum", bound(maximum, declaration.type)) }
             if let maxLength = declaration.maxLength { entry.raw("maxLength", String(maxLength)) }
             if let allowed = declaration.allowedValues {
-                entry.raw("enum", "[" + allowed.map(OFREPJSON.value).joined(separator: ",") + "]")
+                entry.raw("enum", "[" + allowed.map(JSONObjectWriter.value).joined(separator: ",") + "]")
             }
             document.raw(declaration.key, entry.json)
         }
@@ -43,6 +43,6 @@ enum PreferenceSchemaRoute {
     /// A bound as the type reads it: an integer preference's whole bound without a fraction.
     static func bound(_ value: Double, _ type: PreferenceType) -> String {
         if type == .integer, let whole = Int(exactly: value) { return String(whole) }
-        return OFREPJSON.number(value)
+        return JSONObjectWriter.number(value)
     }
 }

@@ -1,10 +1,11 @@
 import Observing
 
-/// JSON text for OFREP answers, written by hand because OpenFeature clients tell an integer from a
-/// float by the JSON text alone (Python's `isinstance(v, float)`, Go's `json.Number`): an
-/// `integer` preference is written `5`, a `number` one always with a fraction, `2.0`, where
-/// `JSONEncoder` would write `2`. Members keep the order they are added in.
-struct OFREPJSON {
+/// A JSON object written member by member, for answers whose exact text matters: OFREP's, because
+/// OpenFeature clients tell an integer from a float by the JSON text alone (Python's
+/// `isinstance(v, float)`, Go's `json.Number`), so an `integer` preference is written `5` and a
+/// `number` one always with a fraction, `2.0`, where `JSONEncoder` would write `2`; and the
+/// preference schema's. Members keep the order they are added in.
+struct JSONObjectWriter {
     private var text = "{"
     private var first = true
 
