@@ -1,17 +1,22 @@
 import Foundation
 
-/// A small hash table keyed by a path's UTF-8 bytes: the router's resolved paths.
+/// A small hash table keyed by a path's UTF-8 bytes: the router's resolved paths, a cache.
 ///
 /// `Dictionary<String, …>` hashes a key with SipHash and compares it through the general string
 /// comparison, about 0.7K instructions for `/preferences/name`; here a lookup is one FNV-1a
-/// pass over the path's bytes, a compare of stored hashes and one `memcmp`. Open addressing
-/// with linear probing, kept at most half full; entries are only added, replaced or all removed.
+/// pass over the path's bytes (from a per-process random basis), a compare of stored hashes and
+/// one `memcmp`. Open addressing with linear probing, kept at most half full; entries are only
+/// added, replaced or all removed. Paths come from clients, and FNV is no defence against
+/// chosen collisions, so a probe never goes further than `maxProbe` slots: a path that would
+/// land further is not stored (the router then walks its tree, as for any uncached path), and
+/// a lookup costs at most `maxProbe` compares whatever the paths stored.
 struct PathTable<Value> {
     /// 0 marks an empty slot (a path's hash is never 0).
     private var hashes: [UInt64]
     private var paths: [String]
     private var values: [Value?]
     private(set) var count = 0
+    static var maxProbe: Int { 8 }
 
     init() {
         hashes = Array(repeating: 0, count: 16)
@@ -26,37 +31,43 @@ struct PathTable<Value> {
         return found ? values[slot] : nil
     }
 
-    /// Stores `value` for `path`, replacing an earlier one.
-    mutating func set(_ value: Value, for path: String) {
+    /// Stores `value` for `path`, replacing an earlier one; false when the path's probe would
+    /// pass `maxProbe` slots (nothing stored).
+    @discardableResult
+    mutating func set(_ value: Value, for path: String) -> Bool {
         if (count + 1) * 2 > hashes.count { grow() }
         var key = path
         let (slot, found, hash) = key.withUTF8 { bytes in
             let (slot, found) = find(bytes)
             return (slot, found, Self.hash(bytes))
         }
+        guard slot >= 0 else { return false }
         if !found {
             hashes[slot] = hash
             paths[slot] = path
             count += 1
         }
         values[slot] = value
+        return true
     }
 
     mutating func removeAll() {
         self = PathTable()
     }
 
-    /// The slot holding `bytes`, or the empty slot where they would go.
+    /// The slot holding `bytes`, or the empty slot where they would go (-1: none within
+    /// `maxProbe` slots).
     private func find(_ bytes: UnsafeBufferPointer<UInt8>) -> (slot: Int, found: Bool) {
         let hash = Self.hash(bytes)
         let mask = hashes.count - 1
         var slot = Int(truncatingIfNeeded: hash) & mask
-        while true {
+        for _ in 0..<Self.maxProbe {
             let stored = hashes[slot]
             if stored == 0 { return (slot, false) }
             if stored == hash, Self.equal(paths[slot], bytes) { return (slot, true) }
             slot = (slot + 1) & mask
         }
+        return (-1, false)
     }
 
     private mutating func grow() {
@@ -72,7 +83,7 @@ struct PathTable<Value> {
     }
 
     private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var hash = pathHashBasis
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         // Fold the high bits in (the slot uses the low ones); 0 is reserved for empty slots.
         hash ^= hash >> 32
@@ -86,3 +97,6 @@ struct PathTable<Value> {
         }
     }
 }
+
+/// FNV-1a's offset basis mixed with a per-process random number (a generic type cannot hold it).
+private let pathHashBasis: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64.random(in: 0...UInt64.max)
