@@ -149,11 +149,12 @@ static inline void tidings_lower_thread_priority(int increment) {
     if (errno == 0) (void)setpriority(PRIO_PROCESS, (id_t)self, current + increment);
 }
 
-// Keeps the calling thread off the lowest-numbered CPU it may run on, when it may run on more
-// than one: that CPU is left to the request loop. The raw system calls, not the CPU_* macros
-// (they need _GNU_SOURCE before the first system header). Returns the CPUs the thread may
-// use afterwards, or -1 (nothing changed) when the kernel refused.
-static inline int tidings_avoid_first_cpu(void) {
+// Keeps the calling thread (one of `workers` stream workers) off the lowest-numbered CPU it may
+// run on, when it may run on more than `workers` CPUs: that CPU is left to the request loop.
+// The raw system calls, not the CPU_* macros (they need _GNU_SOURCE before the first system
+// header). Returns the CPUs the thread may use afterwards, or -1 (nothing changed) when the
+// kernel refused.
+static inline int tidings_avoid_first_cpu(int workers) {
     unsigned long mask[16];
     memset(mask, 0, sizeof mask);
     long size = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
@@ -165,7 +166,7 @@ static inline int tidings_avoid_first_cpu(void) {
             count++;
         }
     }
-    if (count < 2) return count;
+    if (count < 2 || workers >= count) return count;
     mask[first / (8 * sizeof(unsigned long))] &= ~(1UL << (first % (8 * sizeof(unsigned long))));
     if (syscall(SYS_sched_setaffinity, 0, (size_t)size, mask) != 0) return -1;
     return count - 1;

@@ -19,7 +19,7 @@ final class StreamDispatch {
         workers = try (0..<max(1, count)).map { _ in try StreamWorker(notices: notices, heartbeatInterval: heartbeatInterval) }
         outboxes = Array(repeating: [], count: workers.count)
         load = Array(repeating: 0, count: workers.count)
-        for (index, worker) in workers.enumerated() { worker.start(name: "tidings-stream-\(index)") }
+        for (index, worker) in workers.enumerated() { worker.start(name: "tidings-stream-\(index)", workers: workers.count) }
         flushEvent = event_new(base, -1, 0, { _, _, context in
             Unmanaged<StreamDispatch>.fromOpaque(context!).takeUnretainedValue().flush()
         }, Unmanaged.passUnretained(self).toOpaque())

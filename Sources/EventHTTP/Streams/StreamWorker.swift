@@ -51,16 +51,17 @@ final class StreamWorker: @unchecked Sendable {
         chunkHeaders.deallocate()
     }
 
-    /// Starts the thread (its loop runs until `stopAndJoin`).
-    func start(name: String) {
+    /// Starts the thread (its loop runs until `stopAndJoin`); `workers`: how many the server runs.
+    func start(name: String, workers: Int) {
         started = true
         let thread = Thread { [self] in
             // The request loop comes first: when the cores are busy, a fan-out on the workers
             // must not make plain requests (or the writes that feed the streams) wait.
             tidings_lower_thread_priority(Self.niceIncrement)
-            // And off the loop's CPU: a fan-out's kernel work (the loopback receive path runs
-            // in the sender's `sendmsg`, where no nice level applies) stays on the other cores.
-            _ = tidings_avoid_first_cpu()
+            // And off the loop's CPU when there are fewer workers than CPUs: a fan-out's kernel
+            // work (the loopback receive path runs in the sender's `sendmsg`, where no nice
+            // level applies) stays on the other cores. With a worker per CPU they use them all.
+            _ = tidings_avoid_first_cpu(Int32(workers))
             loop.run()
             finished.signal()
         }
