@@ -287,10 +287,7 @@ final class ConnectionGuard {
     /// re-serialised, and without arming the head clock (it is complete). False: the slow path
     /// decides (incomplete, refused, or to be normalised).
     private func passCleanHead(_ source: OpaquePointer, _ destination: OpaquePointer) -> Bool {
-        let window = min(evbuffer_get_length(source), maxHeadBytes)
-        guard window > 0, let start = evbuffer_pullup(source, window) else { return false }
-        guard let verdict = CleanHead.check(UnsafeRawBufferPointer(start: start, count: window),
-                                            maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes) else { return false }
+        guard let verdict = cleanHead(at: source, length: evbuffer_get_length(source)) else { return false }
         evbuffer_remove_buffer(source, destination, verdict.count)
         accept(verdict, bodyAlreadyPassed: 0)
         return true
@@ -305,17 +302,23 @@ final class ConnectionGuard {
     /// first, a body libevent does not read).
     private func passCleanHeadInPlace(_ input: OpaquePointer, length: Int) -> Bool {
         // Between heads, with nothing of a head kept: the guard's own buffer is empty then.
-        guard case .head = state, admitted, head.isEmpty, evbuffer_get_length(pending) == 0 else { return false }
-        let window = min(length, maxHeadBytes)
-        guard window > 0, let start = evbuffer_pullup(input, window) else { return false }
-        guard let verdict = CleanHead.check(UnsafeRawBufferPointer(start: start, count: window),
-                                            maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes) else { return false }
+        guard case .head = state, admitted, head.isEmpty, evbuffer_get_length(pending) == 0,
+              let verdict = cleanHead(at: input, length: length) else { return false }
         let rest = length - verdict.count
         // Bytes after the head: only as much body as the head announced, for a method whose
         // body libevent reads; anything else is framed by the general path.
         if rest > 0, !verdict.bodyIsRead || rest > verdict.bodyLength { return false }
         accept(verdict, bodyAlreadyPassed: rest)
         return true
+    }
+
+    /// `CleanHead`'s verdict on the front of `buffer` (`length` bytes long): nil unless a whole
+    /// head in canonical form starts it.
+    private func cleanHead(at buffer: OpaquePointer, length: Int) -> CleanHead.Verdict? {
+        let window = min(length, maxHeadBytes)
+        guard window > 0, let start = evbuffer_pullup(buffer, window) else { return nil }
+        return CleanHead.check(UnsafeRawBufferPointer(start: start, count: window),
+                               maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes)
     }
 
     /// Book-keeping for a clean head handed to evhttp, followed by `bodyAlreadyPassed` bytes of
