@@ -15,10 +15,12 @@ struct APIRoutes {
     let readingPosts: RouteGroup
 
     /// The groups on `router`, checked by `policy` (no check at all when it has no tokens).
-    init(router: Router, policy: AccessPolicy, tickets: StreamTicketStore) {
+    init(router: Router, credentials: Credentials, tickets: StreamTicketStore) {
         open = router.group()
+        // A server that may gain credentials on reload (`--tokens`) always checks.
+        let active = credentials.policy.isActive || credentials.tokensFile != nil
         func checked(_ rule: AccessPolicy.Rule) -> RouteGroup {
-            policy.isActive ? router.group(AccessCheck(policy: policy, rule: rule, tickets: tickets)) : router.group()
+            active ? router.group(AccessCheck(credentials: credentials, rule: rule, tickets: tickets)) : router.group()
         }
         resources = checked(.byMethod)
         streams = checked(.eventStream)

@@ -26,10 +26,13 @@ struct ThingLookup: Encodable {
 struct ThingRoutes {
     let state: TidingsState
     let writes: WritePipeline
+    /// `?asOf=` (History/AsOfReads).
+    var asOf: AsOfReads? = nil
     private let cache = EncodedThings()
 
     func register(on router: RouteGroup) {
         router.get("/things") { request, responder in
+            if let asOf, let point = request.query("asOf") { return try asOf.things(point, responder: responder) }
             let revision = state.thingsRevision
             if let tags = request.entityTags(.ifNoneMatch), EntityTag(revision: revision).isMatched(by: tags) {
                 responder.send(Response(status: .notModified, headers: [.eTag: EntityTag(revision: revision).header]))
@@ -39,7 +42,7 @@ struct ThingRoutes {
         }
         router.post("/things") { request, responder in
             let body = try request.decode(ThingBody.self)
-            writes.submit(.addThing(body.thing)) { result in
+            writes.submit(.addThing(body.thing), from: request) { result in
                 switch result {
                 case let .success(.thingAdded(thing, revision)):
                     responder.send(.json(ThingRecord(thing: thing, revision: revision), status: .created, headers: [
@@ -65,7 +68,7 @@ struct ThingRoutes {
                     throw Problems.forWrite(.thing(error))
                 }
             }) { list in
-                writes.submit(.replaceThings(list, normalized: true)) { result in
+                writes.submit(.replaceThings(list, normalized: true), from: request) { result in
                     switch result {
                     case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
                     case .success: responder.send(listResponse())
@@ -79,12 +82,12 @@ struct ThingRoutes {
             responder.send(.json(ThingLookup(thing: thing)))
         }
         router.delete("/things/{thing}") { request, responder in
-            remove(request.parameters["thing"] ?? "", responder: responder)
+            remove(request.parameters["thing"] ?? "", request: request, responder: responder)
         }
     }
 
-    private func remove(_ raw: String, responder: Responder) {
-        writes.submit(.removeThing(raw)) { result in
+    private func remove(_ raw: String, request: Request, responder: Responder) {
+        writes.submit(.removeThing(raw), from: request) { result in
             switch result {
             case .success: responder.send(Response(status: .noContent))
             case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
