@@ -72,7 +72,7 @@ struct PreferenceRoutes {
             if let asOf, let point = request.query("asOf") { return try asOf.preference(key, raw: point, responder: responder) }
             // Only declared keys get a cached record, and declarations never change: a key with
             // one needs no declaration lookup (the common read, about 0.8K instructions).
-            let cached = cache.records[key]
+            let cached = state.preferences.mayBeKey(key) ? cache.records[key] : nil
             if cached == nil { _ = try declaredKey(request) }
             // A cached record checked at the current global revision is current (nothing
             // changed anywhere since): no lookup of the key's revision.
