@@ -30,9 +30,10 @@ struct AccessCheck: Middleware {
 extension TidingsApplication {
     /// Makes the access-checked route groups (`--api-token`/`--read-token`) on `router` and
     /// registers `POST /stream-tickets`. Called once, by `init`.
-    static func makeRoutes(credentials: Credentials, router: Router) -> APIRoutes {
+    static func makeRoutes(configuration: TidingsConfiguration, credentials: Credentials, router: Router) -> APIRoutes {
         let tickets = StreamTicketStore()
-        let routes = APIRoutes(router: router, credentials: credentials, tickets: tickets)
+        let routes = APIRoutes(router: router, credentials: credentials, tickets: tickets,
+                               cors: CORSPolicy(origins: configuration.corsOrigins))
         routes.readingPosts.post("/stream-tickets") { _, responder in
             // Tickets matter only while streams need a credential; an open server still
             // answers 201 (so a page works either way) without recording anything.

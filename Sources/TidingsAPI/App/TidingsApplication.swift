@@ -52,12 +52,13 @@ public final class TidingsApplication {
         server = HTTPServer(loop: loop, configuration: configuration.server, logger: logger)
         // Access-checked route groups and the ticket route (Access/), then the resources.
         credentials = try Credentials(configuration: configuration, logger: logger)
-        routes = Self.makeRoutes(credentials: credentials, router: server.router)
+        routes = Self.makeRoutes(configuration: configuration, credentials: credentials, router: server.router)
         resources = try TidingsResources(application: self)
         // Router-wide middleware, in the order it finishes every answer.
         let state = resources.state
         router.add(middleware: RevisionHeader(state: state))
         if let cors = CORSPolicy(origins: configuration.corsOrigins) { router.add(middleware: cors) }
+        if let loopback = LoopbackHost(listenHost: configuration.host) { router.add(middleware: loopback) }
         installMetrics(on: routes)
         registerOperationalRoutes(on: routes)
     }
