@@ -42,16 +42,18 @@ struct OFREPRoutes {
             responder.send(.json(bytes: Array(success.utf8), headers: [.cacheControl: "no-store"]))
         }
         routes.readingPosts.post("/ofrep/v1/evaluate/flags") { request, responder in
+            if let problem = OFREPQuery.problem(request) {
+                responder.send(OFREPEvaluation.parseError(problem, key: nil))
+                return
+            }
             if let problem = try OFREPRequest.problem(request) {
                 responder.send(OFREPEvaluation.parseError(problem, key: nil))
                 return
             }
             let latest = OFREPEvaluation.latestPreferenceRevision(state)
             let etag = EntityTag(revision: latest)
-            if let tags = request.entityTags(.ifNoneMatch), etag.isMatched(by: tags) {
-                responder.send(Response(status: .notModified, headers: [.eTag: etag.header]))
-                return
-            }
+            // `If-None-Match` → 304 is the caching middleware's (this route is one of its
+            // conditional POSTs), so the gzip representation's tag matches too.
             responder.send(.json(bytes: bulkBody(latest), headers: [.eTag: etag.header, .cacheControl: "no-cache"]))
         }
         routes.streams.get(Self.eventsPath) { request, responder in
