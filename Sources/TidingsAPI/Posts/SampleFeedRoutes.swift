@@ -13,7 +13,8 @@ struct SampleFeedRoutes {
         // `If-None-Match` and `If-Modified-Since` → 304 are the caching middleware's
         // (`HTTPCaching`), on these validators.
         let answer = Response.json(bytes: body, headers: [
-            .eTag: SampleFeed.etag.header,
+            // A strong validator from the content, so conditional requests get `304`.
+            .eTag: ContentTag.of(body),
             .lastModified: SampleFeed.lastModified,
             .cacheControl: "no-cache",
         ])
