@@ -41,6 +41,9 @@ public final class HTTPCaching: Middleware {
     static let varyField = HTTPField(name: .vary, value: "Accept-Encoding")
     static let noCacheField = HTTPField(name: .cacheControl, value: "no-cache")
 
+    /// Whether event streams are compressed for requests that accept gzip.
+    public var compressesEventStreams = false
+
     public init(threshold: Int = 1_024, conditionalPostRoutes: Set<String> = [], cacheLimit: Int = 32 << 20) {
         self.threshold = threshold
         self.conditionalPostRoutes = conditionalPostRoutes
@@ -139,7 +142,7 @@ public final class HTTPCaching: Middleware {
     /// An event stream's head (or a refused stream's short answer): gzip when accepted at all.
     private func finishEventStream(_ request: Request, _ response: inout Response) {
         response.addedFields.append(Self.varyField)
-        guard AcceptEncoding(request.headers.first(.acceptEncoding)).prefersGzip else { return }
+        guard compressesEventStreams, AcceptEncoding(request.headers.first(.acceptEncoding)).prefersGzip else { return }
         response.headers[.contentEncoding] = "gzip"
         if !response.body.isEmpty, let body = Gzip.compress(response.body) { response.body = body }
     }
