@@ -54,6 +54,9 @@ extension HTTPResponse.Status {
 extension HTTPField.Name {
     /// Asks nginx (and similar proxies) not to buffer an event stream.
     public static let xAccelBuffering = HTTPField.Name("X-Accel-Buffering")!
+    /// The request's `Host` field as it arrived (swift-http-types keeps it as the request's
+    /// authority and does not name it; this server reads fields, not a parsed authority).
+    public static let hostField = HTTPField.Name("Host")!
 }
 
 extension HTTPFields {

@@ -59,6 +59,7 @@ public final class TidingsApplication {
         let state = resources.state
         router.add(middleware: RevisionHeader(state: state))
         if let cors = CORSPolicy(origins: configuration.corsOrigins) { router.add(middleware: cors) }
+        if let loopback = LoopbackHost(listenHost: configuration.host) { router.add(middleware: loopback) }
         // Validators, Cache-Control, Vary, gzip and the conditional answers (304/412): after
         // the fields above, before the metrics, which count the status it leaves.
         router.add(middleware: caching)
