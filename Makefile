@@ -4,7 +4,7 @@ SWIFT ?= swift
 CONFIG ?= debug
 APT_PACKAGES := libevent-dev libsqlite3-dev libcurl4-openssl-dev pkg-config
 # What the tests start for real: a throwaway PostgreSQL cluster and nginx as the load balancer.
-TEST_APT_PACKAGES := postgresql nginx
+TEST_APT_PACKAGES := postgresql nginx prometheus
 BIN_RELEASE := .build/release/tidings
 
 .PHONY: run test build release deps bench clean lint contract-test ofrep-test
