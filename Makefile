@@ -45,6 +45,7 @@ test: deps test-deps
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory browser-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
 	$(MAKE) --no-print-directory ofrep-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
+	$(MAKE) --no-print-directory deploy-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
 	$(MAKE) --no-print-directory contract-test
 
 clean:
@@ -81,6 +82,16 @@ ofrep-test: deps
 	fi
 	@if [ -z "$$TIDINGS_BIN" ]; then $(SWIFT) build --product tidings || exit 1; fi
 	python3 -m pytest -v -p no:cacheprovider Tests/ofrep
+
+# deploy/ as shipped (scripts/deploy_local.py): the compose file's two instances with their own
+# command and environment on a throwaway PostgreSQL, nginx with the shipped main configuration and
+# rendered template; 8,000 streams through nginx with writes meanwhile (Tests/deploy).
+.PHONY: deploy-test
+deploy-test: deps test-deps
+	@python3 -c 'import pytest, yaml' 2>/dev/null || python3 -m pip install -q pytest pyyaml \
+	  || python3 -m pip install -q --break-system-packages pytest pyyaml
+	@if [ -z "$$TIDINGS_BIN" ]; then $(SWIFT) build --product tidings || exit 1; fi
+	python3 -m pytest -v -p no:cacheprovider Tests/deploy
 
 # Contract and container checks that need no server: openapi.yaml is valid OpenAPI 3.1 (that it is
 # what the server generates is held by an end-to-end test; regenerate with scripts/write-openapi.sh),
