@@ -1,6 +1,7 @@
 // libFuzzer target over what a request body goes through before a handler trusts it: the
 // framing guard (head parser, chunked decoder), the JSON body decoder with its UTF-8 and
-// content-type rules, the PATCH key count, preference patch validation and thing validation.
+// content-type rules, the PATCH key count, preference patch validation and thing validation,
+// and the stream-safe scan of JSON bytes against the scalar rule it stands for.
 // Built and run by Fuzz/run.sh (`make fuzz`, and briefly in `make test`).
 import Foundation
 import Observing
@@ -26,10 +27,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let selector = bytes.first else { return 0 }
     let input = Array(bytes.dropFirst())
     MainActor.assumeIsolated {
-        switch selector % 4 {
+        switch selector % 5 {
         case 0: framing(input)
         case 1: body(input)
         case 2: things(input)
+        case 4: streamSafe(input)
         default: chunked(input)
         }
     }
@@ -57,8 +59,14 @@ private func framing(_ input: [UInt8]) {
     let request = Request(method: .patch, target: "/preferences", headers: [.contentType: "application/json"],
                           body: input, receivedAt: 0)
     if let count = JSONShape.topLevelMemberCount(input, stopAbove: 6) { precondition(count >= 0 && count <= 7) }
+    let streamSafe = JSONShape.isStreamSafe(input)
     do {
         let patch = try request.decode(PreferencePatch.self)
+        precondition(streamSafe, "a body with a long run of combining marks decoded")
+        for (key, input) in patch.entries {
+            precondition(StreamSafeText.isStreamSafe(key), "a decoded key is not stream-safe")
+            if case let .value(.string(text)) = input { precondition(StreamSafeText.isStreamSafe(text), "a decoded value is not stream-safe") }
+        }
         precondition(String(validating: input, as: UTF8.self) != nil, "a non-UTF-8 body decoded")
         if let validated = try? preferences.validate(patch) {
             for entry in validated.entries {
@@ -103,5 +111,16 @@ private func chunked(_ input: [UInt8]) {
             return
         }
         precondition(decoder.body.count <= 4096)
+    }
+}
+
+/// The JSON byte scan (raw UTF-8 and `\u` escapes) agrees with the scalar rule on the text it
+/// stands for: on escape-free UTF-8 they see the same scalars.
+private func streamSafe(_ input: [UInt8]) {
+    let bytes = JSONShape.isStreamSafe(input)
+    guard !input.contains(UInt8(ascii: "\\")), let text = String(validating: input, as: UTF8.self) else { return }
+    precondition(bytes == StreamSafeText.isStreamSafe(text), "the JSON scan and the scalar rule disagree")
+    if let thing = try? ThingRules.validateAdd(text, to: Set<String>(), textCase: .none) {
+        precondition(StreamSafeText.isStreamSafe(thing), "a thing that is not stream-safe was accepted")
     }
 }

@@ -33,7 +33,10 @@ extension Database {
         case let .setPreference(key, json, defaultJSON):
             let row = try Row.fetchOne(cachedStatement(sql: "SELECT value FROM preference WHERE key = ?"), arguments: [key])
             let stored: String? = row?["value"]
-            if (stored ?? defaultJSON) == (json ?? defaultJSON) { return nil }
+            // Bytes, as PostgreSQL compares them (`IS DISTINCT FROM`): `String ==` is canonical
+            // equivalence ("é" == "e\u{301}"), which made a change a no-op here alone, and costs
+            // time quadratic in a run of combining marks.
+            if (stored ?? defaultJSON).utf8.elementsEqual((json ?? defaultJSON).utf8) { return nil }
             do {
                 try cachedStatement(sql: """
                     INSERT INTO preference (key, value, revision) VALUES (?, ?, ?)
@@ -61,7 +64,7 @@ extension Database {
             for thing in things where !seen.insert(thing).inserted {
                 throw StoreError.duplicateThing(thing)
             }
-            if try thingList() == things { return nil }
+            if try thingList().elementsEqual(things, by: { $0.utf8.elementsEqual($1.utf8) }) { return nil }
             try execute(sql: "DELETE FROM thing")
             let insert = try cachedStatement(sql: "INSERT INTO thing (text, position) VALUES (?, ?)")
             for (index, thing) in things.enumerated() {
@@ -70,7 +73,7 @@ extension Database {
             kind = .things(op: .replace, thing: nil, list: things)
         case let .setPosts(document):
             let stored = try String.fetchOne(cachedStatement(sql: "SELECT document FROM posts WHERE id = 1"))
-            if stored == document { return nil }
+            if let stored, stored.utf8.elementsEqual(document.utf8) { return nil }
             try cachedStatement(sql: """
                 INSERT INTO posts (id, document, revision) VALUES (1, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET document = excluded.document, revision = excluded.revision

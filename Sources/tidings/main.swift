@@ -58,15 +58,25 @@ for signalNumber in [SIGTERM, SIGINT] {
     loop.onSignal(signalNumber) {
         MainActor.assumeIsolated {
             logger.info("received signal \(signalNumber)")
-            // openapi.yaml: exit within 10 s whatever happens.
-            loop.schedule(after: 9.5) {
-                logger.error("shutdown did not finish within 9.5 s; exiting")
-                exit(1)
-            }
             app.shutdown { loop.stop() }
         }
     }
 }
+// openapi.yaml: exit 0 within 10 s whatever happens. The deadline runs on its own thread, so a
+// loop held by a long callback cannot delay it; every acknowledged write is already durable, and
+// status 0 says the process stopped as asked.
+do { try ShutdownDeadline.arm(signals: [SIGTERM, SIGINT], after: 9.5, exitStatus: 0) } catch { fail("\(error)") }
+#if DEBUG
+// Tests only (debug builds): SIGUSR1 holds the loop for 30 s, to prove the deadline above.
+if ProcessInfo.processInfo.environment["TIDINGS_TEST_STALL_ON_SIGUSR1"] == "1" {
+    loop.onSignal(SIGUSR1) {
+        logger.warning("stalling the loop for 30 s (TIDINGS_TEST_STALL_ON_SIGUSR1)")
+        // Signals interrupt a sleep; keep sleeping until the 30 s are over.
+        let end = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < end { usleep(100_000) }
+    }
+}
+#endif
 
 print("tidings listening on \(configuration.baseURL(port: port))")
 fflush(nil)  // all streams: the listening line must reach a pipe at once

@@ -23,6 +23,9 @@ extension Request {
               String(validating: body, as: UTF8.self) != nil else {
             throw ProblemDetails(status: .badRequest, detail: "The request body is not UTF-8 JSON.")
         }
+        // Before any parsing: the parser hashes member names, and hashing a long run of
+        // combining marks is quadratic (see JSONShape.isStreamSafe).
+        guard JSONShape.isStreamSafe(body) else { throw Self.notStreamSafe }
         let data = Data(body)
         guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil,
               !Self.hasTrailingComma(body) else {
@@ -35,6 +38,12 @@ extension Request {
         } catch {
             throw ProblemDetails(status: .unprocessableContent, detail: "The request body has the wrong shape.")
         }
+    }
+
+    /// The answer to a body with a run of more than 30 combining marks: 422.
+    static var notStreamSafe: ProblemDetails {
+        ProblemDetails(status: .unprocessableContent,
+                       detail: "The request body holds more than \(JSONShape.maxNonStarterRun) combining marks in a row; text must be in Unicode's stream-safe format (UAX #15).")
     }
 
     /// Whether `bytes` hold a comma right before a closing `}` or `]` outside strings:

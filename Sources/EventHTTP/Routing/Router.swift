@@ -24,6 +24,9 @@ public typealias RouteHandler = (Request, Responder) throws -> Void
 public final class Router {
     final class Node {
         var literals: [String: Node] = [:]
+        /// The longest literal's UTF-8 length: a longer segment matches none without being
+        /// hashed (hashing a client's segment of combining marks is quadratic).
+        var longestLiteral = 0
         var parameter: (name: String, node: Node)?
         var handlers = RouteTable()
         var template = ""
@@ -81,6 +84,7 @@ public final class Router {
                 if let child = node.literals[literal] { node = child } else {
                     let child = Node()
                     node.literals[literal] = child
+                    node.longestLiteral = max(node.longestLiteral, literal.utf8.count)
                     node = child
                 }
             }
@@ -153,7 +157,7 @@ public final class Router {
     private static func find(_ node: Node, _ rest: ArraySlice<String>,
                              _ parameters: inout [(String, String)]) -> Node? {
         guard let segment = rest.first else { return node.handlers.isEmpty ? nil : node }
-        if let child = node.literals[segment], let found = find(child, rest.dropFirst(), &parameters) {
+        if segment.utf8.count <= node.longestLiteral, let child = node.literals[segment], let found = find(child, rest.dropFirst(), &parameters) {
             return found
         }
         if let (name, child) = node.parameter, !segment.isEmpty {

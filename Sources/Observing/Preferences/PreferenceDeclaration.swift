@@ -50,6 +50,8 @@ public struct PreferenceDeclaration: Sendable, Hashable {
                end != scalars.endIndex {
                 return .failure(.tooLong(maxLength: limit))
             }
+            // Before anything compares or hashes it canonically (quadratic in a run's length).
+            if !StreamSafeText.isStreamSafe(s) { return .failure(.tooManyCombiningMarks(StreamSafeText.maxNonStarterRun)) }
         }
         if let allowedValues, !allowedValues.contains(typed) {
             return .failure(.notAllowed(allowedValues))
@@ -95,6 +97,8 @@ public enum PreferenceProblem: Error, Sendable, Hashable {
     case aboveMaximum(Double)
     case tooLong(maxLength: Int)
     case notAllowed([PreferenceValue])
+    /// A run of more combining marks (non-starters) than Unicode's stream-safe format allows.
+    case tooManyCombiningMarks(Int)
 
     /// A sentence for problem details, e.g. "expected a value of type integer".
     public var message: String {
@@ -105,6 +109,7 @@ public enum PreferenceProblem: Error, Sendable, Hashable {
         case let .aboveMaximum(m): "must be at most \(formatNumber(m))"
         case let .tooLong(n): "must be at most \(n) characters long"
         case let .notAllowed(values): "must be one of \(values.map(\.description).joined(separator: ", "))"
+        case let .tooManyCombiningMarks(n): "must not hold more than \(n) combining marks in a row (Unicode's stream-safe format, UAX #15)"
         }
     }
 

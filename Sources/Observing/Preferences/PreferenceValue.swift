@@ -18,6 +18,35 @@ public enum PreferenceValue: Sendable, Hashable, Codable, CustomStringConvertibl
     case number(Double)
     case string(String)
 
+    /// Equal when of the same case and the same value; strings are equal when their UTF-8
+    /// bytes are (JSON's and JSON Schema's equality: same code points), not when they are
+    /// canonically equivalent as `String ==` says. That keeps every comparison linear (canonical
+    /// equivalence reorders combining marks, quadratic in a run's length) and makes memory, both
+    /// stores and OFREP's `variant` agree on what is a change: `"é"` and `"e\u{301}"` differ.
+    public static func == (lhs: PreferenceValue, rhs: PreferenceValue) -> Bool {
+        switch (lhs, rhs) {
+        case let (.boolean(a), .boolean(b)): a == b
+        case let (.integer(a), .integer(b)): a == b
+        case let (.number(a), .number(b)): a == b
+        case let (.string(a), .string(b)): a.utf8.elementsEqual(b.utf8)
+        default: false
+        }
+    }
+
+    /// Hashes what ``==`` compares (a string's bytes).
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case let .boolean(b): hasher.combine(0); hasher.combine(b)
+        case let .integer(i): hasher.combine(1); hasher.combine(i)
+        case let .number(d): hasher.combine(2); hasher.combine(d)
+        case let .string(s):
+            hasher.combine(3)
+            hasher.combine(s.utf8.count)
+            let hashed: Void? = s.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            if hashed == nil { for byte in s.utf8 { hasher.combine(byte) } }
+        }
+    }
+
     /// The type this value has as it stands.
     public var type: PreferenceType {
         switch self {

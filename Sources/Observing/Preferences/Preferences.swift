@@ -30,6 +30,9 @@ public final class Preferences: @preconcurrency ObservableObject {
     public let store: any KeyValueStore
 
     private let positions: [String: Int]
+    /// The longest declared key in UTF-8 bytes: a longer key is unknown without hashing it
+    /// (hashing a client's 16 KiB path segment of combining marks is quadratic).
+    private let longestKeyBytes: Int
     private var current: [PreferenceValue]
     private var revisions: [UInt64]
     /// One subject per key, carrying the change itself (value, revision, the owner's payload).
@@ -49,6 +52,7 @@ public final class Preferences: @preconcurrency ObservableObject {
         guard !declarations.isEmpty else { throw PreferenceSchemaError(key: nil, problem: "declares no preferences") }
         self.declarations = declarations
         self.positions = positions
+        longestKeyBytes = declarations.map(\.key.utf8.count).max() ?? 0
         self.store = store
         let initial = declarations.map { d in
             store.value(forKey: d.key).flatMap { try? d.check($0).get() } ?? d.defaultValue
@@ -90,14 +94,25 @@ public final class Preferences: @preconcurrency ObservableObject {
 
     // MARK: Reading
 
+    /// False when `key` is longer than every declared key (so unknown), decided without hashing
+    /// it: check this before using a client's key as a dictionary key of your own.
+    public func mayBeKey(_ key: String) -> Bool {
+        key.utf8.count <= longestKeyBytes
+    }
+
+    /// `key`'s index in ``declarations``, or nil for an unknown key.
+    private func index(ofKey key: String) -> Int? {
+        mayBeKey(key) ? positions[key] : nil
+    }
+
     /// The declaration for `key`, or nil for an unknown key.
     public func declaration(forKey key: String) -> PreferenceDeclaration? {
-        positions[key].map { declarations[$0] }
+        index(ofKey: key).map { declarations[$0] }
     }
 
     /// The current value of `key` (its default until set), or nil for an unknown key.
     public func value(forKey key: String) -> PreferenceValue? {
-        positions[key].map { current[$0] }
+        index(ofKey: key).map { current[$0] }
     }
 
     /// Every key's current value.
@@ -110,14 +125,14 @@ public final class Preferences: @preconcurrency ObservableObject {
     /// `key`'s publisher: the current value on subscription, then each change (only changes
     /// of this key). Nil for an unknown key. Values are delivered on the main actor.
     public func publisher(forKey key: String) -> AnyPublisher<PreferenceValue, Never>? {
-        positions[key].map { subjects[$0].map(\.value).eraseToAnyPublisher() }
+        index(ofKey: key).map { subjects[$0].map(\.value).eraseToAnyPublisher() }
     }
 
     /// `key`'s changes as the owner announced them — value, revision and payload (the server
     /// attaches each change's encoded event, so subscribers send what they receive): the
     /// latest on subscription, then each change of this key only. Nil for an unknown key.
     public func changes(forKey key: String) -> AnyPublisher<PreferenceChange, Never>? {
-        positions[key].map { subjects[$0].eraseToAnyPublisher() }
+        index(ofKey: key).map { subjects[$0].eraseToAnyPublisher() }
     }
 
     /// Each changed key, once per change, after the new value was sent on the key's own
@@ -137,7 +152,7 @@ public final class Preferences: @preconcurrency ObservableObject {
         var issues: [PreferenceIssue] = []
         var accepted: [(position: Int, entry: ValidatedChanges.Entry)] = []
         for (key, input) in patch.entries {
-            guard let position = positions[key] else {
+            guard let position = index(ofKey: key) else {
                 issues.append(PreferenceIssue(key: key, problem: .unknownKey))
                 continue
             }
@@ -176,7 +191,7 @@ public final class Preferences: @preconcurrency ObservableObject {
     public func apply(_ validated: ValidatedChanges) -> [String] {
         precondition(validated.containerID == ObjectIdentifier(self), "changes were validated by another Preferences container")
         let changed = validated.entries.compactMap { entry -> (Int, PreferenceValue)? in
-            let position = positions[entry.key]!
+            let position = index(ofKey: entry.key)!
             return current[position] == entry.newValue ? nil : (position, entry.newValue)
         }
         guard !changed.isEmpty else { return [] }
@@ -199,7 +214,7 @@ public final class Preferences: @preconcurrency ObservableObject {
     /// Returns false (nothing announced) for an undeclared key.
     @discardableResult
     public func receive(key: String, value: PreferenceValue, revision: UInt64, payload: (any Sendable)? = nil) -> Bool {
-        guard let position = positions[key] else { return false }
+        guard let position = index(ofKey: key) else { return false }
         objectWillChange.send()
         current[position] = value
         revisions[position] = revision
@@ -211,13 +226,13 @@ public final class Preferences: @preconcurrency ObservableObject {
     /// The revision of `key`'s last change received with ``receive(key:value:revision:payload:)``
     /// (0 before any), or nil for an unknown key.
     public func revision(forKey key: String) -> UInt64? {
-        positions[key].map { revisions[$0] }
+        index(ofKey: key).map { revisions[$0] }
     }
 
     /// Sets the revisions the values loaded at creation carry (from a durable store).
     public func seedRevisions(_ seeded: [String: UInt64]) {
         for (key, revision) in seeded {
-            guard let position = positions[key] else { continue }
+            guard let position = index(ofKey: key) else { continue }
             revisions[position] = revision
             let value = current[position]
             subjects[position].value = PreferenceChange(key: key, value: value, revision: revision, payload: nil)

@@ -29,7 +29,9 @@ extension OpenAPIContract {
                   `If-None-Match` compares weakly (`W/"42"` matches `"42"`) and accepts `*`; `If-Match` compares
                   strongly and accepts `*` (which always matches an existing resource).
                 - A write is answered 2xx only after it is durable. Writing a value equal to the current one
-                  changes nothing: same revision, no event.
+                  changes nothing: same revision, no event. Strings are equal when their UTF-8 bytes are (JSON's
+                  equality), not when Unicode calls them canonically equivalent: `"é"` (U+00E9) and `"e\u0301"`
+                  are different values, on every store.
                 - `HEAD` works wherever `GET` does (same headers, no body). `OPTIONS` answers `204` with `Allow`
                   (and CORS headers when configured). A method the route does not support is answered `405` with
                   `Allow` (these are not listed per operation below). A method the server does not know at all
@@ -55,6 +57,17 @@ extension OpenAPIContract {
                 - Sizes: a string preference without its own `maxLength` holds at most 65,536 characters (Unicode
                   scalars); a `PATCH /preferences` names at most as many keys as are declared (else `422`, before
                   any key is looked at); a problem's `errors` list has at most 100 entries.
+                - Text: a JSON body holding more than 30 combining marks (Unicode non-starters) in a row in any
+                  string, raw or `\u`-escaped, is refused with `422` before it is parsed, and so is such a thing
+                  or string preference: Unicode's stream-safe format (UAX #15). Real text never comes close, and
+                  it keeps every Unicode operation on client text linear (putting a run of marks in canonical
+                  order is quadratic in its length). A path segment longer than any thing or key could be names
+                  none (`404`) and is not normalised.
+                - Shutdown: on SIGTERM or SIGINT the server stops accepting, `/readyz` turns `503`, streams end,
+                  in-flight writes finish, and the process exits with status 0 within 10 s. The deadline runs
+                  outside the event loop: if draining has not finished after 9.5 s (say a request still holds
+                  the loop), the process exits at once, still with status 0 — every write already answered is
+                  durable; a request still unanswered then gets no answer and was not acknowledged.
                 - Several instances: while the database cannot be reached, writes answer `503` with
                   `Retry-After` and change nothing, `/readyz` is `503`, reads are served from memory.
                 - Overload or shutting down: `503` with `Retry-After` (seconds) for every operation except event

@@ -164,7 +164,8 @@ extension OpenAPIContract {
                 upper-case it, Unicode-aware and locale-independent (Swift `uppercased()`; `ß` → `SS`),
                 then bring it to Unicode NFC. The result must be 1..64 Unicode scalars (length counted after
                 upper-casing and NFC, the way JSON Schema counts, so combining marks count), contain no control character (general category Cc: U+0000–U+001F,
-                U+007F–U+009F), and not be exactly `events`; otherwise `422`. The pattern below states the
+                U+007F–U+009F), hold at most 30 combining marks in a row (Unicode's stream-safe format), and
+                not be exactly `events`; otherwise `422`. Text over 4 KiB is refused before it is normalised. The pattern below states the
                 same rule before upper-casing (surrounding white space is allowed and does not count), so a
                 text that matches it can still be refused when upper-casing makes it longer.
 

@@ -135,7 +135,8 @@ final class WritePipeline {
             do throws(ThingError) {
                 // Whether it is already there is decided by the store against durable state;
                 // here only the text and the list's size (memory never runs ahead of the store).
-                let thing = ThingRules.normalize(raw, textCase: state.textCase)
+                // Bounded first: Unicode work on unbounded client text is quadratic.
+                let thing = try ThingRules.normalizeBounded(raw, textCase: state.textCase)
                 try ThingRules.validateText(thing)
                 // At the limit, a thing already there is still a conflict (the store says so).
                 if state.things.things.count >= ThingRules.maxCount && !state.things.contains(thing) {
@@ -147,7 +148,11 @@ final class WritePipeline {
                 return .failure(.thing(error))
             }
         case let .removeThing(raw):
-            return .success(StoreWrite([.removeThing(ThingRules.normalize(raw, textCase: state.textCase))]))
+            // Text too long to be a thing names none (and is not normalised: that is quadratic).
+            guard let thing = try? ThingRules.normalizeBounded(raw, textCase: state.textCase) else {
+                return .failure(.thing(.notFound(String(raw.unicodeScalars.prefix(64)))))
+            }
+            return .success(StoreWrite([.removeThing(thing)]))
         case let .replaceThings(raws, normalized):
             do {
                 let list = normalized ? raws : try ThingRules.validateList(raws, textCase: state.textCase)
@@ -171,10 +176,10 @@ final class WritePipeline {
                 return PreferenceRevision(key: key, value: value, revision: change.revision)
             })
         case let .addThing(raw):
-            let thing = ThingRules.normalize(raw, textCase: state.textCase)
+            let thing = (try? ThingRules.normalizeBounded(raw, textCase: state.textCase)) ?? raw
             return .thingAdded(thing, revision: changes.first?.revision ?? state.thingsRevision)
         case let .removeThing(raw):
-            let thing = ThingRules.normalize(raw, textCase: state.textCase)
+            let thing = (try? ThingRules.normalizeBounded(raw, textCase: state.textCase)) ?? raw
             return .thingRemoved(thing, revision: changes.first?.revision ?? state.thingsRevision)
         case .replaceThings:
             return .thingsReplaced(revision: changes.first?.revision ?? state.thingsRevision)

@@ -31,28 +31,30 @@ struct OFREPRoutes {
     func register(on routes: APIRoutes) {
         routes.readingPosts.post("/ofrep/v1/evaluate/flags/{key}") { request, responder in
             let key = request.parameters["key"] ?? ""
-            guard let success = OFREPEvaluation.success(key, state: state) else {
+            guard state.preferences.declaration(forKey: key) != nil else {
                 responder.send(OFREPEvaluation.flagNotFound(key))
                 return
             }
-            if let problem = try OFREPRequest.problem(request) {
-                responder.send(OFREPEvaluation.parseError(problem, key: key))
-                return
+            try OFREPRequest.check(request, responder) { problem in
+                if let problem { return responder.send(OFREPEvaluation.parseError(problem, key: key)) }
+                // The value as it is now (a large body was checked off the loop meanwhile).
+                guard let success = OFREPEvaluation.success(key, state: state) else {
+                    return responder.send(OFREPEvaluation.flagNotFound(key))
+                }
+                responder.send(.json(bytes: Array(success.utf8), headers: [.cacheControl: "no-store"]))
             }
-            responder.send(.json(bytes: Array(success.utf8), headers: [.cacheControl: "no-store"]))
         }
         routes.readingPosts.post("/ofrep/v1/evaluate/flags") { request, responder in
-            if let problem = try OFREPRequest.problem(request) {
-                responder.send(OFREPEvaluation.parseError(problem, key: nil))
-                return
+            try OFREPRequest.check(request, responder) { problem in
+                if let problem { return responder.send(OFREPEvaluation.parseError(problem, key: nil)) }
+                let latest = OFREPEvaluation.latestPreferenceRevision(state)
+                let etag = EntityTag(revision: latest)
+                if let tags = request.entityTags(.ifNoneMatch), etag.isMatched(by: tags) {
+                    responder.send(Response(status: .notModified, headers: [.eTag: etag.header]))
+                    return
+                }
+                responder.send(.json(bytes: bulkBody(latest), headers: [.eTag: etag.header, .cacheControl: "no-cache"]))
             }
-            let latest = OFREPEvaluation.latestPreferenceRevision(state)
-            let etag = EntityTag(revision: latest)
-            if let tags = request.entityTags(.ifNoneMatch), etag.isMatched(by: tags) {
-                responder.send(Response(status: .notModified, headers: [.eTag: etag.header]))
-                return
-            }
-            responder.send(.json(bytes: bulkBody(latest), headers: [.eTag: etag.header, .cacheControl: "no-cache"]))
         }
         routes.streams.get(Self.eventsPath) { request, responder in
             let keys = state.preferences.declarations.map(\.key)

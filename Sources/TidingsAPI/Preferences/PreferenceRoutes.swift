@@ -67,7 +67,7 @@ struct PreferenceRoutes {
             let key = request.parameter("key") ?? ""
             // Only declared keys get a cached record, and declarations never change: a key with
             // one needs no declaration lookup (the common read, about 0.8K instructions).
-            let cached = cache.records[key]
+            let cached = state.preferences.mayBeKey(key) ? cache.records[key] : nil
             if cached == nil { _ = try declaredKey(request) }
             // A cached record checked at the current global revision is current (nothing
             // changed anywhere since): no lookup of the key's revision.

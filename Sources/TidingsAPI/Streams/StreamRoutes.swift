@@ -40,7 +40,13 @@ struct StreamRoutes {
     private func multiplexedCoverage(_ request: Request) throws(ProblemDetails) -> StreamCoverage {
         var topics: Set<String> = ["preferences", "things", "posts"]
         if let raw = request.query("topics") {
-            topics = Set(list(raw))
+            let named = list(raw)
+            // A name longer than every topic is unknown without hashing it (hashing a long run
+            // of combining marks is quadratic).
+            if let long = named.first(where: { $0.utf8.count > "preferences".utf8.count }) {
+                throw Problems.badQuery("Unknown topic '\(long.prefix(64))'; topics are preferences, things and posts.")
+            }
+            topics = Set(named)
             let unknown = topics.subtracting(["preferences", "things", "posts"]).sorted()
             guard unknown.isEmpty, !topics.isEmpty else {
                 throw Problems.badQuery(topics.isEmpty
@@ -64,7 +70,12 @@ struct StreamRoutes {
     private func preferenceKeys(_ raw: String?) throws(ProblemDetails) -> [String] {
         let declared = state.preferences.declarations.map(\.key)
         guard let raw else { return declared }
-        let wanted = Set(list(raw))
+        let named = list(raw)
+        // A key longer than every declared key is unknown without hashing it.
+        if let unknown = named.first(where: { !state.preferences.mayBeKey($0) }) {
+            throw Problems.invalid("There is no preference '\(unknown.prefix(64))'.", errors: [.init(key: String(unknown.prefix(64)), detail: "unknown preference")])
+        }
+        let wanted = Set(named)
         guard !wanted.isEmpty else { throw Problems.badQuery("'keys' is empty; leave it out to cover every preference.") }
         if let unknown = wanted.subtracting(declared).sorted().first {
             throw Problems.invalid("There is no preference '\(unknown)'.", errors: [.init(key: unknown, detail: "unknown preference")])

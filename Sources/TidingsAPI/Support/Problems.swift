@@ -36,7 +36,7 @@ enum Problems {
                 return ProblemDetails(status: .conflict, detail: capitalized(error.description) + ".")
             case .notFound:
                 return notFound(capitalized(error.description) + ".")
-            case .empty, .tooLong, .controlCharacters, .tooMany:
+            case .empty, .tooLong, .controlCharacters, .tooManyCombiningMarks, .tooMany:
                 return invalid(capitalized(error.description) + ".")
             }
         case let .reservedThing(thing):

@@ -74,7 +74,9 @@ struct ThingRoutes {
             }
         }
         router.get("/things/{thing}") { request, responder in
-            let thing = ThingRules.normalize(request.parameters["thing"] ?? "", textCase: state.textCase)
+            // A segment too long to be a thing names none; it is not normalised (quadratic).
+            let raw = request.parameters["thing"] ?? ""
+            let thing = (try? ThingRules.normalizeBounded(raw, textCase: state.textCase)) ?? String(raw.unicodeScalars.prefix(64))
             guard state.things.contains(thing) else { throw Problems.notFound("There is no thing \"\(thing)\".") }
             responder.send(.json(ThingLookup(thing: thing)))
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Observing
 
 /// The acronym rules as pure functions, so the server can check a batch of queued writes
 /// against a shadow copy before making them durable; ``ThingStore``'s checked edits use the same ones.
@@ -42,7 +43,11 @@ public enum ThingRules {
     }
 
     /// Normalises `raw`, refusing input too long to be a thing before the costly steps.
-    static func normalizeBounded(_ raw: String, textCase: TextCase) throws(ThingError) -> String {
+    public static func normalizeBounded(_ raw: String, textCase: TextCase) throws(ThingError) -> String {
+        // Even trimming walks characters (grapheme breaking): refuse the absurd before it.
+        if raw.utf8.count > 4 * maxRawBytes {
+            throw .tooLong(length: raw.unicodeScalars.count, limit: maxLength)
+        }
         let trimmed = trim(raw)
         if trimmed.utf8.count > maxRawBytes {
             throw .tooLong(length: trimmed.unicodeScalars.count, limit: maxLength)
@@ -67,6 +72,7 @@ public enum ThingRules {
         }
         let length = thing.unicodeScalars.count
         if length > maxLength { throw .tooLong(length: length, limit: maxLength) }
+        if !StreamSafeText.isStreamSafe(thing) { throw .tooManyCombiningMarks }
     }
 
     /// Normalises `raw` and checks it can be added to `existing` (normalised things). Returns
