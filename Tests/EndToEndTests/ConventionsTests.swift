@@ -193,12 +193,12 @@ final class ConventionsTests: XCTestCase {
 
     func test_the_only_client_caused_5xx_are_501_for_unknown_methods_and_505_for_unknown_versions() throws {
         let unknownMethod = try server.connect()
-        unknownMethod.write("BREW /preferences HTTP/1.1\r\nHost: x\r\n\r\n")
+        unknownMethod.write("BREW /preferences HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         let brew = try unknownMethod.readReply()
         XCTAssertTrue(brew.status == 501 || (400..<500).contains(brew.status), "BREW → \(brew.status)")
 
         let badVersion = try server.connect()
-        badVersion.write("GET /preferences HTTP/3.7\r\nHost: x\r\n\r\n")
+        badVersion.write("GET /preferences HTTP/3.7\r\nHost: 127.0.0.1\r\n\r\n")
         if let reply = try? badVersion.readReply() {
             XCTAssertTrue(reply.status == 505 || (400..<500).contains(reply.status), "HTTP/3.7 → \(reply.status)")
         }

@@ -27,7 +27,7 @@ final class FramingTests: XCTestCase {
 
     func test_a_request_smuggled_behind_an_ambiguous_length_never_runs() throws {
         XCTAssertEqual(try server.post(thing: "victim").status, 201)
-        let hidden = "DELETE /things/VICTIM HTTP/1.1\r\nHost: x\r\n\r\n"
+        let hidden = "DELETE /things/VICTIM HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
         let body = #"{"value":"ab"}"#
         let heads = [
             // Two different lengths: libevent used the first and parsed the rest as a request.
@@ -44,7 +44,7 @@ final class FramingTests: XCTestCase {
             "Content-Length: \(body.utf8.count)\r\n folded: continuation\r\n",
         ]
         for head in heads {
-            let raw = "PUT /preferences/name HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\(head)\r\n\(body)\(hidden)"
+            let raw = "PUT /preferences/name HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\(head)\r\n\(body)\(hidden)"
             let (reply, closed, rest) = try exchange(raw)
             assertProblem(reply, 400, head.debugDescription)
             XCTAssertEqual(reply.header("Connection")?.lowercased(), "close", head.debugDescription)
@@ -57,12 +57,12 @@ final class FramingTests: XCTestCase {
 
     func test_HTTP_versions_other_than_1_0_and_1_1_are_505_problems() throws {
         for version in ["HTTP/99999999999.1", "HTTP/2.0", "HTTP/1.2", "HTTP/0.9"] {
-            let (reply, closed, _) = try exchange("GET /healthz \(version)\r\nHost: x\r\n\r\n")
+            let (reply, closed, _) = try exchange("GET /healthz \(version)\r\nHost: 127.0.0.1\r\n\r\n")
             assertProblem(reply, 505, version)
             XCTAssertTrue(closed, version)
         }
         for version in ["HTTP/1.0", "HTTP/1.1"] {
-            let (reply, _, _) = try exchange("GET /healthz \(version)\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let (reply, _, _) = try exchange("GET /healthz \(version)\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
             XCTAssertEqual(reply.status, 200, version)
         }
         let (malformed, _, _) = try exchange("GET /healthz HTTQ/1.1\r\n\r\n")
@@ -72,7 +72,7 @@ final class FramingTests: XCTestCase {
     }
 
     func test_malformed_chunked_bodies_are_400_and_chunk_extensions_are_accepted() throws {
-        let head = "PUT /preferences/name HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let head = "PUT /preferences/name HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
         let malformed = [
             "zz\r\n{\"value\":\"a\"}\r\n0\r\n\r\n",      // size not hex
             "-d\r\n{\"value\":\"a\"}\r\n0\r\n\r\n",      // negative size
@@ -100,12 +100,12 @@ final class FramingTests: XCTestCase {
     }
 
     func test_Expect_other_than_100_continue_is_a_417_problem_and_100_continue_works() throws {
-        let (reply, closed, _) = try exchange("PUT /preferences/name HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Length: 2\r\n\r\n{}")
+        let (reply, closed, _) = try exchange("PUT /preferences/name HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: something-else\r\nContent-Length: 2\r\n\r\n{}")
         assertProblem(reply, 417)
         XCTAssertTrue(closed)
 
         let connection = try server.connect()
-        connection.write("PUT /preferences/name HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n")
+        connection.write("PUT /preferences/name HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n")
         XCTAssertEqual(try connection.readHead().status, 100, "the client waiting for 100 Continue gets it")
         connection.write("e\r\n{\"value\":\"xy\"}\r\n0\r\n\r\n")
         XCTAssertEqual(try connection.readReply().json?["value"] as? String, "xy")

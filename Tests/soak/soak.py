@@ -100,7 +100,7 @@ class Client:
         return status, headers, body
 
     def request(self, method, target, body=None):
-        data = f"{method} {target} HTTP/1.1\r\nHost: soak\r\n"
+        data = f"{method} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         payload = body.encode() if body is not None else b""
         if body is not None:
             data += f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
@@ -166,7 +166,7 @@ def stream(last_event_id=None, slow=False):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.settimeout(5)
     sock.connect(("127.0.0.1", PORT))
-    head = "GET /events?topics=preferences,things HTTP/1.1\r\nHost: soak\r\nAccept: text/event-stream\r\n"
+    head = "GET /events?topics=preferences,things HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
     if last_event_id:
         head += f"Last-Event-ID: {last_event_id}\r\n"
     sock.sendall((head + "\r\n").encode())

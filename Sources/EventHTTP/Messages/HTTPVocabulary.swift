@@ -58,6 +58,9 @@ extension HTTPField.Name {
     public static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
     /// RFC 7239's forwarding record (`for=` is read when `X-Forwarded-For` is absent).
     public static let forwarded = HTTPField.Name("Forwarded")!
+    /// The request's `Host` field as it arrived (swift-http-types keeps it as the request's
+    /// authority and does not name it; this server reads fields, not a parsed authority).
+    public static let hostField = HTTPField.Name("Host")!
 }
 
 extension HTTPFields {

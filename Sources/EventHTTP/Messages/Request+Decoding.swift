@@ -40,6 +40,12 @@ extension Request {
         }
     }
 
+    /// 415 for a body a web page sent as a CORS "simple" request (no type, or the form type).
+    static func pageNeedsJSONType(_ type: String?) -> ProblemDetails {
+        ProblemDetails(status: .unsupportedMediaType,
+                       detail: "A request with an Origin must send its JSON body as Content-Type: application/json (not \(type.map { "'\($0)'" } ?? "without a type")).")
+    }
+
     /// The answer to a body with a run of more than 30 combining marks: 422.
     static var notStreamSafe: ProblemDetails {
         ProblemDetails(status: .unprocessableContent,
@@ -77,11 +83,23 @@ extension Request {
     }
 
     /// Throws 415 unless the Content-Type may carry JSON (see `decode(_:)`).
+    ///
+    /// A missing type and `application/x-www-form-urlencoded` are JSON only for requests without
+    /// an `Origin`, i.e. not sent by a web page: they are what a browser's CORS "simple" request
+    /// sends without asking the server first, so accepting them from a page would let any site
+    /// write to a server without credentials. `curl -d` sends no `Origin`.
     public func checkJSONContentType() throws(ProblemDetails) {
-        guard let raw = headers.first(.contentType) else { return }
+        guard let raw = headers.first(.contentType) else {
+            if headers.first(.origin) != nil { throw Self.pageNeedsJSONType(nil) }
+            return
+        }
         let mediaType = raw.split(separator: ";", maxSplits: 1).first
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        if mediaType == "application/json" || mediaType == "application/x-www-form-urlencoded" { return }
+        if mediaType == "application/json" { return }
+        if mediaType == "application/x-www-form-urlencoded" {
+            if headers.first(.origin) != nil { throw Self.pageNeedsJSONType(raw) }
+            return
+        }
         if mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json") { return }
         throw ProblemDetails(status: .unsupportedMediaType,
                              detail: "Content-Type '\(raw)' is not supported; send application/json.")

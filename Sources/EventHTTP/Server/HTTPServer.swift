@@ -244,6 +244,10 @@ public final class HTTPServer {
         let responder = Responder(server: self, connection: connection, rawRequest: raw, request: request)
         connection.current = responder
         inFlight += 1
+        if let problem = HostField.problem(version: tidings_request_version(raw), headers: request.headers) {
+            responder.send(.problem(status: .badRequest, detail: problem))
+            return
+        }
         guard request.hasWellFormedQuery else {
             responder.send(.problem(status: .badRequest, detail: "The query string has a broken percent-escape or is not UTF-8."))
             return

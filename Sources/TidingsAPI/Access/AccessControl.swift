@@ -33,7 +33,8 @@ extension TidingsApplication {
     static func makeRoutes(configuration: TidingsConfiguration, router: Router) -> APIRoutes {
         let policy = AccessPolicy(apiTokens: configuration.apiTokens, readToken: configuration.readToken)
         let tickets = StreamTicketStore()
-        let routes = APIRoutes(router: router, policy: policy, tickets: tickets)
+        let routes = APIRoutes(router: router, policy: policy, tickets: tickets,
+                               cors: CORSPolicy(origins: configuration.corsOrigins))
         routes.readingPosts.post("/stream-tickets") { _, responder in
             // Tickets matter only while streams need a credential; an open server still
             // answers 201 (so a page works either way) without recording anything.

@@ -32,6 +32,11 @@ struct CORSPolicy: Middleware {
         origins = Set(cleaned)
     }
 
+    /// Whether `origin` is allowed (`*`, or one of the configured origins).
+    func allows(_ origin: String) -> Bool {
+        allowsAnyOrigin || origins.contains(origin.lowercased())
+    }
+
     func finish(_ request: Request, _ response: inout Response) {
         // The answer depends on Origin whenever the origin is echoed: caches must key on it,
         // also for requests without one (or a cached non-CORS answer would be served to a page).

@@ -14,13 +14,14 @@ struct APIRoutes {
     /// are authorised as reads.
     let readingPosts: RouteGroup
 
-    /// The groups on `router`, checked by `policy` (no check at all when it has no tokens).
-    init(router: Router, policy: AccessPolicy, tickets: StreamTicketStore) {
+    /// The groups on `router`, checked by `policy` (no check at all when it has no tokens; then
+    /// the resources refuse writes from other sites' pages, see ``CrossSiteWrites``).
+    init(router: Router, policy: AccessPolicy, tickets: StreamTicketStore, cors: CORSPolicy?) {
         open = router.group()
         func checked(_ rule: AccessPolicy.Rule) -> RouteGroup {
             policy.isActive ? router.group(AccessCheck(policy: policy, rule: rule, tickets: tickets)) : router.group()
         }
-        resources = checked(.byMethod)
+        resources = policy.isActive ? checked(.byMethod) : router.group(CrossSiteWrites(cors: cors))
         streams = checked(.eventStream)
         readingPosts = checked(.read)
     }

@@ -55,6 +55,7 @@ public final class TidingsApplication {
         let state = resources.state
         router.add(middleware: RevisionHeader(state: state))
         if let cors = CORSPolicy(origins: configuration.corsOrigins) { router.add(middleware: cors) }
+        if let loopback = LoopbackHost(listenHost: configuration.host) { router.add(middleware: loopback) }
         installMetrics(on: routes)
         registerOperationalRoutes(on: routes)
     }

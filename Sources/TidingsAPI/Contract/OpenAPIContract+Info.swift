@@ -15,8 +15,15 @@ extension OpenAPIContract {
 
                 - Request bodies are JSON (UTF-8). Accepted request `Content-Type`s: `application/json`, any
                   `application/*+json` (e.g. `application/merge-patch+json`), and, so that plain `curl -d` works,
-                  a missing `Content-Type` or `application/x-www-form-urlencoded` whose body is JSON. Any other
-                  explicit type is answered `415`. Parameters of a media type (`; charset=utf-8`) are ignored.
+                  a missing `Content-Type` or `application/x-www-form-urlencoded` whose body is JSON — but only
+                  for a request without an `Origin` (a web page's request must say `application/json`: the other
+                  two are what a browser sends cross-site without asking first). Any other explicit type is
+                  answered `415`. Parameters of a media type (`; charset=utf-8`) are ignored.
+                - `Host`: an HTTP/1.1 request without a `Host` field, or any request with two, → `400`. A server
+                  listening on loopback (the default `127.0.0.1`) answers only to a loopback `Host` —
+                  `localhost` (or a name under it), `127.x.x.x`, `[::1]`, with or without a port — and any
+                  other with `421` (DNS rebinding: a page whose own name resolves to 127.0.0.1 cannot reach
+                  it). Listening on any other address (`0.0.0.0`, behind a proxy), every host name is served.
                 - Members of a request object that the operation does not define are ignored (except in
                   `PATCH /preferences`, where every member names a preference).
                 - Responses: `application/json`; errors `application/problem+json` (RFC 9457, schema `Problem`);
@@ -89,7 +96,11 @@ extension OpenAPIContract {
                 ## Access
 
                 Without `--api-token` and `--read-token` every operation is open and the `security`
-                requirements below do not apply. With them:
+                requirements below do not apply — except to web pages of other sites: a `PUT`, `PATCH`,
+                `POST` or `DELETE` whose `Origin` is neither allowed by `--cors-origin` nor this server's own
+                (the `Origin`'s host and port equal to `Host`) is refused with `403` (the evaluations of
+                OpenFeature and `POST /stream-tickets` are reads and are not affected), whereas a request
+                without `Origin` (curl, the Swift client) is served as before. With them:
                 - `--api-token T`: every `PUT`, `PATCH`, `POST` and `DELETE` needs `Authorization: Bearer T`.
                   Exception: `POST /stream-tickets` only grants reading, so it is authorised like a read.
                 - `--read-token R`: every other request except `/healthz`, `/readyz`, CORS preflights and the
