@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TidingsAPI
 import TidingsModel
+import EventHTTP
 
 /// The command line of openapi.yaml. Every flag may also come from `TIDINGS_<FLAG>` (upper snake
 /// case; repeatable flags take a comma-separated list there); a flag on the command line wins.
@@ -54,6 +55,12 @@ struct TidingsCommand: ParsableCommand {
     var historyDays: Double?
     @Option(name: .customLong("history-bytes"), help: "Bytes of change history kept (default 268435456). Env: TIDINGS_HISTORY_BYTES")
     var historyBytes: Int?
+    @Option(name: .customLong("trusted-proxy"), help: "Address or CIDR range of a proxy whose X-Forwarded-For / Forwarded names the client (repeatable). Env: TIDINGS_TRUSTED_PROXY (comma-separated)")
+    var trustedProxies: [String] = []
+    @Option(name: .customLong("max-streams"), help: "Event streams open at once (default: the descriptor limit less 10%, at least 256). Env: TIDINGS_MAX_STREAMS")
+    var maxStreams: Int?
+    @Option(name: .customLong("stream-padding"), help: "Bytes of comment sent first on every event stream, for proxies that hold the first bytes (0-8192, default 0). Env: TIDINGS_STREAM_PADDING")
+    var streamPadding: Int?
     @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical (default info). Env: TIDINGS_LOG_LEVEL")
     var logLevel: String?
 
@@ -102,6 +109,25 @@ struct TidingsCommand: ParsableCommand {
         configuration.historyDays = try number(historyDays, "HISTORY_DAYS", configuration.historyDays)
         configuration.historyBytes = try number(historyBytes, "HISTORY_BYTES", configuration.historyBytes)
         configuration.logLevel = (logLevel ?? env("LOG_LEVEL") ?? configuration.logLevel).lowercased()
+        configuration.trustedProxies = list(trustedProxies, "TRUSTED_PROXY")
+        if let maxStreams {
+            configuration.maxStreams = maxStreams
+        } else if env("MAX_STREAMS") != nil {
+            configuration.maxStreams = try number(nil as Int?, "MAX_STREAMS", 0)
+        }
+        configuration.streamPadding = try number(streamPadding, "STREAM_PADDING", configuration.streamPadding)
+
+        do {
+            _ = try TrustedProxies(configuration.trustedProxies)
+        } catch {
+            throw ValidationError("--trusted-proxy: \(error)")
+        }
+        if let streams = configuration.maxStreams, streams < 1 {
+            throw ValidationError("--max-streams must be 1 or more.")
+        }
+        guard (0...ServerSentEvent.maxPadding).contains(configuration.streamPadding) else {
+            throw ValidationError("--stream-padding must be between 0 and \(ServerSentEvent.maxPadding) bytes.")
+        }
 
         guard (0...65_535).contains(configuration.port) else {
             throw ValidationError("--port must be between 0 and 65535, not \(configuration.port).")
