@@ -18,13 +18,14 @@ extension HTTPServer {
         guard placeholderDescriptor >= 0 else { throw EventHTTPError.libevent("open /dev/null") }
         let notices = StreamNotices(loop: loop, server: self)
         dispatch = try StreamDispatch(base: loop.base, count: streamWorkerCount, notices: notices,
-                                      heartbeatInterval: configuration.heartbeatInterval)
+                                      heartbeatInterval: configuration.heartbeatInterval, compression: streamCompression)
     }
 
     /// Every stream still open sees `onClose`; the workers close their sockets and end.
     func stopStreamWorkers() {
         let open = Array(streams.values)
         streams.removeAll()
+        gzipStreamCount = 0
         for stream in open {
             if stream.holdsConnectionSlot { limiter.closed(address: stream.clientAddress) }
             stream.stop()
@@ -41,14 +42,18 @@ extension HTTPServer {
     ///
     /// This is the fan-out for many streams: the loop posts one command per stream worker,
     /// whatever the number of streams, and each worker walks its own followers. Loop thread only.
+    /// While gzip streams are open the frame travels with a `SharedPiece`: the first worker with
+    /// a gzip follower deflates it, once, for every gzip follower on every worker.
     public func broadcast(_ frame: [UInt8], topic: Int, order: UInt64, conflationKey: String? = nil) {
         guard let dispatch, !frame.isEmpty else { return }
-        dispatch.enqueueAll(.broadcast(topic: topic, frame: frame, order: order, key: conflationKey))
+        let shared = gzipStreamCount > 0 ? SharedPiece(frame) : nil
+        dispatch.enqueueAll(.broadcast(topic: topic, frame: frame, order: order, key: conflationKey, shared: shared))
     }
 
     func workerClosedStream(_ id: Int) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         dispatch?.release(stream.workerIndex)
+        if stream.isGzip { gzipStreamCount -= 1 }
         if stream.holdsConnectionSlot { limiter.closed(address: stream.clientAddress) }
         stream.stop()
         if isDraining { checkShutdown() }
@@ -80,11 +85,17 @@ extension HTTPServer {
         let id = nextStreamID
         nextStreamID += 1
         let workerIndex = dispatch.assign()
+        // gzip when the response filters said so (`HTTPCaching`: the request accepts it).
+        let gzip = head.headers.first(.contentEncoding) == "gzip"
         let remote = WorkerStream(id: id, chunked: chunked, conflates: conflate,
-                                  bound: configuration.maxUnsentBytesPerStream, worker: dispatch.workers[workerIndex])
+                                  bound: configuration.maxUnsentBytesPerStream, gzip: gzip, worker: dispatch.workers[workerIndex])
         let stream = EventStream(id: id, workerIndex: workerIndex, remote: remote, server: self,
                                  keyOf: conflate ? keyOf : nil)
         streams[id] = stream
+        if gzip {
+            stream.isGzip = true
+            gzipStreamCount += 1
+        }
         dispatch.enqueue(.open(remote, head: Self.streamHead(head, chunked: chunked)), to: workerIndex)
         dispatch.enqueue(.frame(remote, ServerSentEvent.retry(milliseconds: retryMilliseconds), key: nil, live: false),
                          to: workerIndex)

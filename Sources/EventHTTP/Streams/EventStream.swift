@@ -38,6 +38,8 @@ public final class EventStream: @unchecked Sendable {
     /// The client's address while the stream holds its connection slot (see `ConnectionLimiter`).
     var clientAddress: String?
     var holdsConnectionSlot = false
+    /// Whether the response is gzip (its worker deflates what it sends).
+    var isGzip = false
 
     /// Called once when the stream stops for any reason. Set it right after starting.
     public var onClose: (() -> Void)?
