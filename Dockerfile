@@ -11,10 +11,10 @@ ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 # ---- build ------------------------------------------------------------------------------------
 FROM ${SWIFT_IMAGE} AS build
-# Headers and pkg-config files for the C libraries the package links (CLibevent, GRDB's SQLite).
+# Headers and pkg-config files for the C libraries the package links (CLibevent, CZlib, GRDB's SQLite).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libevent-dev libsqlite3-dev libcurl4-openssl-dev pkg-config \
+      libevent-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Package.swift pins every dependency to an exact version, so no Package.resolved is needed.
@@ -36,12 +36,13 @@ FROM ${RUNTIME_IMAGE} AS runtime
 # RUNTIME-PACKAGES-BEGIN (scripts/check-runtime-libs.sh reads this list)
 #   libevent-2.1-7, libevent-pthreads-2.1-7  evhttp server and its pthreads glue
 #   libsqlite3-0                             the embedded store (GRDB)
+#   zlib1g                                   gzip answers and event streams (already in the base image)
 #   libcurl4, libxml2                        Foundation's networking (upstream feed) and XML
 #   tzdata, ca-certificates                  time zones and TLS roots for https feeds
 #   curl                                     the HEALTHCHECK probe
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libevent-2.1-7 libevent-pthreads-2.1-7 libsqlite3-0 libcurl4 libxml2 tzdata ca-certificates curl \
+      libevent-2.1-7 libevent-pthreads-2.1-7 libsqlite3-0 zlib1g libcurl4 libxml2 tzdata ca-certificates curl \
  && rm -rf /var/lib/apt/lists/*
 # RUNTIME-PACKAGES-END
 

@@ -2,12 +2,12 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 CONFIG ?= debug
-APT_PACKAGES := libevent-dev libsqlite3-dev libcurl4-openssl-dev pkg-config
+APT_PACKAGES := libevent-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev pkg-config
 # What the tests start for real: a throwaway PostgreSQL cluster and nginx as the load balancer.
 TEST_APT_PACKAGES := postgresql nginx
 BIN_RELEASE := .build/release/tidings
 
-.PHONY: run test build release deps bench clean lint contract-test ofrep-test
+.PHONY: run test build release deps bench clean lint contract-test ofrep-test http-test
 
 # Install the system packages the build needs, only when one is missing.
 deps:
@@ -45,6 +45,7 @@ test: deps test-deps
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory browser-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
 	$(MAKE) --no-print-directory ofrep-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
+	$(MAKE) --no-print-directory http-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
 	$(MAKE) --no-print-directory contract-test
 
 clean:
@@ -81,6 +82,21 @@ ofrep-test: deps
 	fi
 	@if [ -z "$$TIDINGS_BIN" ]; then $(SWIFT) build --product tidings || exit 1; fi
 	python3 -m pytest -v -p no:cacheprovider Tests/ofrep
+
+# HTTP as caches, proxies and browsers see it (Tests/http), against the real server binary
+# (TIDINGS_BIN, default .build/debug/tidings, rebuilt when not given): REDbot over every GET route
+# with no error-level note, and gzip event streams read by httpx-sse and Python's zlib event by
+# event. Installs the pinned packages when missing.
+HTTP_PIP := redbot==2.7.1 httpx-sse==0.4.3 httpx pytest
+.PHONY: http-test
+http-test: deps
+	@if ! python3 -c 'import sys, pytest, httpx, httpx_sse; from importlib.metadata import version as v; sys.exit(v("redbot") != "2.7.1" or v("httpx-sse") != "0.4.3")' 2>/dev/null; then \
+	  echo "installing: $(HTTP_PIP)"; \
+	  python3 -m pip install -q $(HTTP_PIP) \
+	    || python3 -m pip install -q --break-system-packages $(HTTP_PIP) || exit 1; \
+	fi
+	@if [ -z "$$TIDINGS_BIN" ]; then $(SWIFT) build --product tidings || exit 1; fi
+	python3 -m pytest -v -p no:cacheprovider Tests/http
 
 # Contract and container checks that need no server: openapi.yaml is valid OpenAPI 3.1 (that it is
 # what the server generates is held by an end-to-end test; regenerate with scripts/write-openapi.sh),

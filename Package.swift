@@ -39,11 +39,17 @@ let package = Package(
             pkgConfig: "libevent_pthreads",
             providers: [.apt(["libevent-dev"])]
         ),
+        // C: the system zlib (gzip answers and compressed event streams); one shim header.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         // Swift over evhttp. No domain words.
         .target(
             name: "EventHTTP",
             dependencies: [
-                "CLibevent",
+                "CLibevent", "CZlib",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -150,7 +156,7 @@ let package = Package(
             ]
         ),
         // Starts the real `tidings` binary on an ephemeral port and talks real HTTP to it.
-        .testTarget(name: "EndToEndTests", dependencies: ["tidings", "TestFixtures"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["tidings", "TestFixtures", "CZlib"]),
         // The client against the real `tidings` and `tidings-client` binaries on loopback.
         .testTarget(
             name: "TidingsClientTests",

@@ -37,6 +37,10 @@ public final class TidingsApplication {
     private var shutdownTasks: [@MainActor () async -> Void] = []
     private var shuttingDown = false
 
+    /// Validators, cache policy and compression for every answer (see `HTTPCaching`); OFREP's
+    /// bulk evaluation is a POST that revalidates with `If-None-Match`.
+    let caching = HTTPCaching(conditionalPostRoutes: ["/ofrep/v1/evaluate/flags"])
+
     /// `/healthz` body, encoded once.
     private static let healthy = Response.json(bytes: Array(#"{"status":"ok"}"#.utf8))
 
@@ -56,6 +60,9 @@ public final class TidingsApplication {
         router.add(middleware: RevisionHeader(state: state))
         if let cors = CORSPolicy(origins: configuration.corsOrigins) { router.add(middleware: cors) }
         if let loopback = LoopbackHost(listenHost: configuration.host) { router.add(middleware: loopback) }
+        // Validators, Cache-Control, Vary, gzip and the conditional answers (304/412): after
+        // the fields above, before the metrics, which count the status it leaves.
+        router.add(middleware: caching)
         installMetrics(on: routes)
         registerOperationalRoutes(on: routes)
     }

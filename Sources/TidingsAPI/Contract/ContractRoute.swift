@@ -7,10 +7,13 @@ import Observing
 @MainActor
 enum ContractRoute {
     static func register(preferences: Preferences, on router: RouteGroup) {
+        let yaml = Array(OpenAPIDocument.yaml(for: preferences.declarations).utf8)
         let document = Response(status: .ok, headers: [
             .contentType: "application/yaml",
             .cacheControl: "no-cache",
-        ], body: Array(OpenAPIDocument.yaml(for: preferences.declarations).utf8))
+            // Strong, from the content: fixed for the process's lifetime.
+            .eTag: ContentTag.of(yaml),
+        ], body: yaml)
         router.get("/openapi.yaml") { _, responder in responder.send(document) }
     }
 }

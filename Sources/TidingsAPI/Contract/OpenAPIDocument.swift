@@ -93,7 +93,7 @@ public enum OpenAPIDocument {
                 responses = responses.setting(preference.streamResponseName, preference.streamResponse(generic))
             }
         }
-        return .map([
+        return C.applyingCaching(to: .map([
             ("openapi", .string("3.1.0")),
             ("info", C.info()),
             ("servers", C.servers()),
@@ -107,6 +107,6 @@ public enum OpenAPIDocument {
                 ("responses", responses),
                 ("schemas", .map(schemas)),
             ])),
-        ])
+        ]))
     }
 }

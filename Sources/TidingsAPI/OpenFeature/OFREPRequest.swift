@@ -54,3 +54,60 @@ enum OFREPRequest {
         }, then: then)
     }
 }
+
+/// The optional query parameters the published OFREP spec declares for the bulk evaluation
+/// (ADR-0008 re-fetch metadata): `flagConfigEtag` (any string) and `flagConfigLastModified` (an
+/// integer ≥ 0, Unix seconds, or an RFC 3339 date-time). Both are accepted and ignored (the
+/// answer is always current); a malformed `flagConfigLastModified` is a client bug worth saying,
+/// so it is OFREP's `PARSE_ERROR` (400), like any other malformed query.
+enum OFREPQuery {
+    static let lastModified = "flagConfigLastModified"
+
+    /// nil when every `flagConfigLastModified` given is well-formed, else why not.
+    static func problem(_ request: Request) -> String? {
+        for item in request.queryItems where item.name == lastModified {
+            if !isUnixSeconds(item.value) && !isDateTime(item.value) {
+                let shown = item.value.count > 64 ? String(item.value.prefix(64)) + "…" : item.value
+                return "'\(lastModified)' must be Unix seconds (an integer ≥ 0) or an RFC 3339 date-time, not '\(shown)'."
+            }
+        }
+        return nil
+    }
+
+    static func isUnixSeconds(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { $0 >= 48 && $0 <= 57 }
+    }
+
+    /// RFC 3339 `date-time`: `YYYY-MM-DDThh:mm:ss[.frac](Z|±hh:mm)`, `T` and `Z` in either case,
+    /// every field in range (a day that exists in its month; second 60 for a leap second).
+    static func isDateTime(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        func number(_ at: Int, _ length: Int) -> Int? {
+            guard at + length <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[at..<at + length] {
+                guard byte >= 48 && byte <= 57 else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            return value
+        }
+        func byte(_ at: Int, _ allowed: String) -> Bool { at < bytes.count && allowed.utf8.contains(bytes[at]) }
+        guard let year = number(0, 4), byte(4, "-"), let month = number(5, 2), byte(7, "-"), let day = number(8, 2),
+              byte(10, "Tt"), let hour = number(11, 2), byte(13, ":"), let minute = number(14, 2), byte(16, ":"),
+              let second = number(17, 2) else { return false }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...12).contains(month), day >= 1, day <= days[month - 1], hour < 24, minute < 60, second <= 60 else { return false }
+        var at = 19
+        if byte(at, ".") {
+            at += 1
+            let start = at
+            while at < bytes.count, bytes[at] >= 48, bytes[at] <= 57 { at += 1 }
+            guard at > start else { return false }
+        }
+        if byte(at, "Zz") { return at + 1 == bytes.count }
+        guard byte(at, "+-"), let offsetHour = number(at + 1, 2), byte(at + 3, ":"), let offsetMinute = number(at + 4, 2),
+              offsetHour < 24, offsetMinute < 60 else { return false }
+        return at + 6 == bytes.count
+    }
+}

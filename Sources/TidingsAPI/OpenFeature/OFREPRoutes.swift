@@ -45,14 +45,16 @@ struct OFREPRoutes {
             }
         }
         routes.readingPosts.post("/ofrep/v1/evaluate/flags") { request, responder in
+            if let problem = OFREPQuery.problem(request) {
+                responder.send(OFREPEvaluation.parseError(problem, key: nil))
+                return
+            }
             try OFREPRequest.check(request, responder) { problem in
                 if let problem { return responder.send(OFREPEvaluation.parseError(problem, key: nil)) }
                 let latest = OFREPEvaluation.latestPreferenceRevision(state)
                 let etag = EntityTag(revision: latest)
-                if let tags = request.entityTags(.ifNoneMatch), etag.isMatched(by: tags) {
-                    responder.send(Response(status: .notModified, headers: [.eTag: etag.header]))
-                    return
-                }
+                // `If-None-Match` → 304 is the caching middleware's (this route is one of its
+                // conditional POSTs), so the gzip representation's tag matches too.
                 responder.send(.json(bytes: bulkBody(latest), headers: [.eTag: etag.header, .cacheControl: "no-cache"]))
             }
         }

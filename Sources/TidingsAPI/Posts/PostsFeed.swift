@@ -40,6 +40,8 @@ final class PostsFeed {
     /// in `willSet`, when the loader's own property still holds the old value).
     private(set) var current: LoadState<FetchedPosts> = .idle
     private var cachedBody: (json: String, bytes: [UInt8])?
+    /// `entityTag` for the cached body, by the stored revision it was checked against.
+    private var cachedTag: (revision: UInt64?, tag: String)?
     private var index: (fetchedAt: Date, ids: [String: Int])?
     private lazy var waiters = PostsWaiters { [unowned self] in checkWaiters() }
 
@@ -190,6 +192,7 @@ final class PostsFeed {
         current = newState
         gate.setHoldsContent(newState.lastGood != nil)
         cachedBody = nil
+        cachedTag = nil
         if let error = newState.error {
             logger.notice("posts feed failed: \(PostsStateBody.message(error, timeout: policy.timeout))")
         }
@@ -225,10 +228,29 @@ final class PostsFeed {
         return json
     }
 
-    /// `200` with the current state.
+    /// `200` with the current state, and its `ETag`.
     func response(status: HTTPResponse.Status = .ok) -> Response {
         _ = json
-        return .json(bytes: cachedBody!.bytes, status: status)
+        return .json(bytes: cachedBody!.bytes, status: status, headers: [.eTag: entityTag])
+    }
+
+    /// The validator of the current body: the stored document's revision when the body is that
+    /// document (what every `posts` event and every instance shows), else — while the live state
+    /// runs ahead of the stored one, or before any was stored — a tag from the content, so a
+    /// body never shares a tag with another.
+    private var entityTag: String {
+        let stored = state.posts
+        if let cached = cachedTag, cached.revision == stored?.revision {
+            return cached.tag
+        }
+        let tag: String
+        if let stored, stored.document == cachedBody?.json {
+            tag = EntityTag(revision: stored.revision).header
+        } else {
+            tag = ContentTag.of(cachedBody?.bytes ?? [])
+        }
+        cachedTag = (stored?.revision, tag)
+        return tag
     }
 
     /// Answers `responder` once the running visible load ends, or after `seconds`, or at once

@@ -7,8 +7,6 @@ import Foundation
 /// would from any upstream, so `/posts` works on a machine with no network and the whole
 /// loader path (request, status, body limit, decoding, conditional requests) is exercised.
 struct SampleFeed: Sendable {
-    /// A strong validator for the fixed body, so conditional requests get `304 Not Modified`.
-    static let etag = EntityTag("sample-feed-v1")
     /// Fixed when the posts were written (they never change at run time), so restarts and
     /// `If-Modified-Since` agree.
     static let lastModified = "Sun, 01 Nov 2026 00:00:00 GMT"

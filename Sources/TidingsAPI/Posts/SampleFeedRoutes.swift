@@ -10,36 +10,14 @@ struct SampleFeedRoutes {
 
     func register(on router: RouteGroup) {
         let body = feed.body
-        router.get("/sample/posts") { request, responder in
-            let validators: HTTPFields = [
-                .eTag: SampleFeed.etag.header,
-                .lastModified: SampleFeed.lastModified,
-                .cacheControl: "no-cache",
-            ]
-            if Self.notModified(request) {
-                responder.send(Response(status: .notModified, headers: validators))
-            } else {
-                responder.send(.json(bytes: body, headers: validators))
-            }
-        }
-    }
-
-    /// RFC 9110 §13.2.2: `If-None-Match` decides when present; otherwise `If-Modified-Since`.
-    static func notModified(_ request: Request) -> Bool {
-        if let tags = request.entityTags(.ifNoneMatch) {
-            return SampleFeed.etag.isMatched(by: tags)
-        }
-        guard let since = request.headers.first(.ifModifiedSince).flatMap(httpDate),
-              let modified = httpDate(SampleFeed.lastModified) else { return false }
-        return since >= modified
-    }
-
-    /// Parses an IMF-fixdate (`Sun, 01 Nov 2026 00:00:00 GMT`).
-    static func httpDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: text.trimmingCharacters(in: .whitespaces))
+        // `If-None-Match` and `If-Modified-Since` → 304 are the caching middleware's
+        // (`HTTPCaching`), on these validators.
+        let answer = Response.json(bytes: body, headers: [
+            // A strong validator from the content, so conditional requests get `304`.
+            .eTag: ContentTag.of(body),
+            .lastModified: SampleFeed.lastModified,
+            .cacheControl: "no-cache",
+        ])
+        router.get("/sample/posts") { _, responder in responder.send(answer) }
     }
 }

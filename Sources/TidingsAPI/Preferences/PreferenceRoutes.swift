@@ -79,10 +79,8 @@ struct PreferenceRoutes {
                 revision = state.revision(ofPreference: key)
                 if let cached, cached.revision == revision { cached.checkedAt = global }
             }
-            if let tags = request.entityTags(.ifNoneMatch), EntityTag(revision: revision).isMatched(by: tags) {
-                responder.send(Response(status: .notModified, headers: [.eTag: EntityTag(revision: revision).header]))
-                return
-            }
+            // `If-None-Match` → 304 is the caching middleware's (`HTTPCaching`), on the ETag
+            // below, so the gzip representation's tag is matched the same way.
             if let cached, cached.revision == revision { return responder.send(cached.response) }
             responder.send(recordResponse(key, revision: revision))
         }
@@ -153,14 +151,17 @@ struct PreferenceRoutes {
         return response
     }
 
-    /// Every key's value, encoded once per global revision.
+    /// Every key's value, encoded once per global revision; its `ETag` is the revision of the
+    /// latest preference change (the map changes only with one).
     private func mapResponse() -> Response {
         if let cached = cache.map, cached.revision == state.revision { return cached.response }
         // In declaration order (the order the settings were declared in), not hash order.
         let members = state.preferences.declarations.map { declaration in
             EventFrame.json(declaration.key) + ":" + EventFrame.json(state.preferences.value(forKey: declaration.key)!)
         }
-        let response = Response.json(bytes: Array(("{" + members.joined(separator: ",") + "}").utf8))
+        let latest = state.preferenceRevisions.values.max() ?? 0
+        let response = Response.json(bytes: Array(("{" + members.joined(separator: ",") + "}").utf8),
+                                     headers: [.eTag: EntityTag(revision: latest).header])
         cache.map = (state.revision, response)
         return response
     }

@@ -15,8 +15,8 @@ enum PreferenceSchemaRoute {
             throw StartupError(description: "invalid --preferences file: preference \"schema\": "
                 + "the name is reserved (GET /preferences/schema describes the declarations)")
         }
-        let response = Response.json(bytes: Array(document(preferences.declarations).utf8),
-                                     headers: [.cacheControl: "no-cache"])
+        let body = Array(document(preferences.declarations).utf8)
+        let response = Response.json(bytes: body, headers: [.cacheControl: "no-cache", .eTag: ContentTag.of(body)])
         router.get("/preferences/schema") { _, responder in responder.send(response) }
     }
 

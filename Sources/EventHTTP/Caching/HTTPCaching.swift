@@ -1,0 +1,165 @@
+public import HTTPTypes
+
+/// HTTP as caches, proxies and browsers expect it: router-wide middleware that gives every
+/// answer its validator, cache policy and content coding, and answers conditional requests.
+///
+/// On every answer, in this order:
+/// 1. `Cache-Control: no-cache` on answers to reads that set none (a cache must revalidate a
+///    live resource; routes that know better set their own).
+/// 2. `Vary: Accept-Encoding` on every answer of a compressible type (JSON, YAML, HTML, text,
+///    event streams), compressed or not, so a cache keys on the request's codings.
+/// 3. The coding: gzip when the request prefers it (`AcceptEncoding`) and the body is over
+///    `threshold` bytes (or identity was refused outright). Event streams are gzip whenever the
+///    request accepts it: the head says so and the stream worker compresses (see
+///    `HTTPServer.handOffStream`).
+/// 4. The validator: a `200` to `GET`/`HEAD` without an `ETag` gets a strong one from its
+///    content (`ContentTag`). The gzip representation's tag is the identity tag with `-gzip`
+///    (`"5"` → `"5-gzip"`): two representations of one resource must not share a strong tag.
+/// 5. Conditions (RFC 9110 §13.2.2) on `200` answers to reads with a tag: `If-Match` that fails
+///    (strong comparison) → `412`; `If-None-Match` that matches (weak comparison, `*`, lists) →
+///    `304`; without `If-None-Match`, `If-Modified-Since` not older than `Last-Modified` → `304`.
+///    A `304` keeps the `200`'s fields (validator, `Cache-Control`, `Vary`) but no body.
+/// 6. The body is compressed — once per representation: compressions of tagged answers are
+///    kept by target and tag (bounded), so fixed answers (the contract, the page) and answers
+///    reused per revision are compressed once, and `HEAD` gets the same `Content-Length`.
+///
+/// `HEAD` runs the `GET` handler, so it passes through the same steps and carries the same
+/// fields. `conditionalPostRoutes` names routes whose `POST` is a read answered with a
+/// validator (OFREP's bulk evaluation): `If-None-Match` applies to them too.
+///
+/// Loop-thread confined, like all middleware.
+public final class HTTPCaching: Middleware {
+    public let threshold: Int
+    private let conditionalPostRoutes: Set<String>
+    private var compressed: [String: [UInt8]] = [:]
+    private var compressedBytes = 0
+    private let cacheLimit: Int
+    /// gzip answers sent, and how many had to be compressed (the rest came from the cache).
+    public private(set) var gzipAnswers = 0
+    public private(set) var compressions = 0
+
+    static let varyField = HTTPField(name: .vary, value: "Accept-Encoding")
+    static let noCacheField = HTTPField(name: .cacheControl, value: "no-cache")
+
+    /// Whether event streams are compressed for requests that accept gzip.
+    public var compressesEventStreams = false
+
+    public init(threshold: Int = 1_024, conditionalPostRoutes: Set<String> = [], cacheLimit: Int = 32 << 20) {
+        self.threshold = threshold
+        self.conditionalPostRoutes = conditionalPostRoutes
+        self.cacheLimit = cacheLimit
+    }
+
+    public func finish(_ request: Request, _ response: inout Response) {
+        let method = request.method
+        let isRead = method == .get || method == .head
+        let kind = Self.kind(of: response.headers.first(.contentType))
+        if kind == .eventStream { return finishEventStream(request, &response) }
+        if isRead, !response.headers.contains(.cacheControl) { response.addedFields.append(Self.noCacheField) }
+        guard response.status != .notModified else { return }
+        if kind == .compressible { response.addedFields.append(Self.varyField) }
+
+        var gzip = false
+        if kind == .compressible, !response.status.forbidsBody, !response.headers.contains(.contentEncoding) {
+            let accepted = AcceptEncoding(request.headers.first(.acceptEncoding))
+            gzip = accepted.prefersGzip && (response.body.count > threshold || !accepted.acceptsIdentity)
+        }
+
+        let conditional = isRead || (method == .post && request.route.map(conditionalPostRoutes.contains) == true)
+        if conditional, response.status == .ok {
+            var etag = response.headers.first(.eTag)
+            if etag == nil, isRead {
+                let tag = ContentTag.of(response.body)
+                response.headers[.eTag] = tag
+                etag = tag
+            }
+            if let identityTag = etag {
+                let tag = gzip ? EntityTagList.gzipVariant(of: identityTag) : identityTag
+                if gzip { response.headers[.eTag] = tag }
+                if let answer = Self.evaluateConditions(request, response, etag: tag, isRead: isRead) {
+                    response = answer
+                    return
+                }
+                if gzip { compress(&response, key: request.target + "\u{0}" + tag) }
+                return
+            }
+        }
+        if gzip { compress(&response, key: nil) }
+    }
+
+    // MARK: Conditions
+
+    /// The `304` or `412` the request's conditions call for, or nil to send `response`.
+    static func evaluateConditions(_ request: Request, _ response: Response, etag: String, isRead: Bool) -> Response? {
+        if isRead, let ifMatch = request.headers.first(.ifMatch), !EntityTagList(ifMatch).matchesStrongly(etag) {
+            var failed = Response.problem(status: .preconditionFailed,
+                                          detail: "If-Match names no current representation of this resource (its ETag is \(etag)).")
+            failed.headers[.eTag] = etag
+            failed.addedFields = response.addedFields
+            return failed
+        }
+        if let ifNoneMatch = request.headers.first(.ifNoneMatch) {
+            return EntityTagList(ifNoneMatch).matchesWeakly(etag) ? notModified(response) : nil
+        }
+        if isRead, let since = request.headers.first(.ifModifiedSince).flatMap(HTTPDate.seconds),
+           let modified = response.headers.first(.lastModified).flatMap(HTTPDate.seconds), modified <= since {
+            return notModified(response)
+        }
+        return nil
+    }
+
+    /// `304`: the answer's fields without its body and the fields that describe one.
+    static func notModified(_ response: Response) -> Response {
+        var answer = Response(status: .notModified, headers: response.headers)
+        answer.headers[.contentType] = nil
+        answer.headers[.contentLength] = nil
+        answer.addedFields = response.addedFields
+        return answer
+    }
+
+    // MARK: Coding
+
+    private func compress(_ response: inout Response, key: String?) {
+        if let key, let cached = compressed[key] {
+            response.body = cached
+        } else {
+            guard let body = Gzip.compress(response.body) else { return }
+            compressions += 1
+            if let key, body.count <= cacheLimit / 8 {
+                if compressedBytes + body.count > cacheLimit {
+                    compressed.removeAll()
+                    compressedBytes = 0
+                }
+                compressed[key] = body
+                compressedBytes += body.count
+            }
+            response.body = body
+        }
+        gzipAnswers += 1
+        response.headers[.contentEncoding] = "gzip"
+    }
+
+    /// An event stream's head (or a refused stream's short answer): gzip when accepted at all.
+    private func finishEventStream(_ request: Request, _ response: inout Response) {
+        response.addedFields.append(Self.varyField)
+        guard compressesEventStreams, AcceptEncoding(request.headers.first(.acceptEncoding)).prefersGzip else { return }
+        response.headers[.contentEncoding] = "gzip"
+        if !response.body.isEmpty, let body = Gzip.compress(response.body) { response.body = body }
+    }
+
+    // MARK: Types
+
+    enum Kind { case compressible, eventStream, other }
+
+    static func kind(of contentType: String?) -> Kind {
+        guard let type = contentType?.lowercased() else { return .other }
+        if type.hasPrefix("text/event-stream") { return .eventStream }
+        if type.hasPrefix("text/") || type.hasPrefix("application/json") || type.hasPrefix("application/problem+json")
+            || type.hasPrefix("application/yaml") || type.hasPrefix("application/javascript")
+            || type.hasPrefix("image/svg+xml") { return .compressible }
+        if let semicolon = type.firstIndex(of: ";") {
+            return type[..<semicolon].hasSuffix("+json") ? .compressible : .other
+        }
+        return type.hasSuffix("+json") ? .compressible : .other
+    }
+}
