@@ -244,10 +244,10 @@ final class PostsFeed {
             return cached.tag
         }
         let tag: String
-        if let stored, stored.document == cachedBody?.json {
+        if let stored, let body = cachedBody?.json, stored.document.utf8.elementsEqual(body.utf8) {
             tag = EntityTag(revision: stored.revision).header
         } else {
-            tag = ContentTag.of(cachedBody?.bytes ?? [])
+            tag = ContentTag.of(Array(PostsStateBody(current, source: source.absoluteString, timeout: policy.timeout).identity.utf8))
         }
         cachedTag = (stored?.revision, tag)
         return tag
