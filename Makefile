@@ -4,7 +4,7 @@ SWIFT ?= swift
 CONFIG ?= debug
 APT_PACKAGES := libevent-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev pkg-config
 # What the tests start for real: a throwaway PostgreSQL cluster and nginx as the load balancer.
-TEST_APT_PACKAGES := postgresql nginx
+TEST_APT_PACKAGES := postgresql nginx prometheus
 BIN_RELEASE := .build/release/tidings
 
 .PHONY: run test build release deps bench clean lint contract-test ofrep-test http-test
@@ -46,6 +46,7 @@ test: deps test-deps
 	$(MAKE) --no-print-directory browser-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
 	$(MAKE) --no-print-directory ofrep-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
 	$(MAKE) --no-print-directory http-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
+	$(MAKE) --no-print-directory deploy-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
 	$(MAKE) --no-print-directory contract-test
 
 clean:
@@ -83,6 +84,15 @@ ofrep-test: deps
 	@if [ -z "$$TIDINGS_BIN" ]; then $(SWIFT) build --product tidings || exit 1; fi
 	python3 -m pytest -v -p no:cacheprovider Tests/ofrep
 
+# deploy/ as shipped (scripts/deploy_local.py): the compose file's two instances with their own
+# command and environment on a throwaway PostgreSQL, nginx with the shipped main configuration and
+# rendered template; 8,000 streams through nginx with writes meanwhile (Tests/deploy).
+.PHONY: deploy-test
+deploy-test: deps test-deps
+	@python3 -c 'import pytest, yaml' 2>/dev/null || python3 -m pip install -q pytest pyyaml \
+	  || python3 -m pip install -q --break-system-packages pytest pyyaml
+	@if [ -z "$$TIDINGS_BIN" ]; then $(SWIFT) build --product tidings || exit 1; fi
+	python3 -m pytest -v -p no:cacheprovider Tests/deploy
 # HTTP as caches, proxies and browsers see it (Tests/http), against the real server binary
 # (TIDINGS_BIN, default .build/debug/tidings, rebuilt when not given): REDbot over every GET route
 # with no error-level note, and gzip event streams read by httpx-sse and Python's zlib event by

@@ -20,6 +20,7 @@
  * Usage: sse-fanout -p PORT [-H 127.0.0.1] [-k name] [-n 10000] [-m 50]
  *                   [-i 100] [-P SERVER_PID] [-c 500] [-T 60] [-W 10] [-t TOKEN]
  *                   [-w WRITE_PORT]   (PUTs to another instance: propagation A → B)
+ *                   [-S N]   (streams from N loopback addresses 127.0.0.2..: N clients behind a proxy)
  * Last line of output: "RESULT key=value ..." for scripts. Exit status 0 when
  * every stream was held and got every event in order (complete), 1 otherwise,
  * 2 on a usage error.
@@ -185,11 +186,19 @@ static struct sockaddr_in g_addr;
 static struct sockaddr_in g_put_addr; /* where the PUTs go: g_addr, or -w PORT (another instance) */
 static int o_write_port = 0;
 
+static int o_sources = 0; /* -S N: streams come from 127.0.0.2 ... 127.0.0.(N+1), like N clients */
+
 static int start_connect(struct conn *c) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (o_sources > 0) {
+        /* Behind a proxy every stream would otherwise be one client (its per-client share). */
+        struct sockaddr_in source = { .sin_family = AF_INET };
+        source.sin_addr.s_addr = htonl(0x7F000002u + (uint32_t)(c->index % o_sources));
+        if (bind(fd, (struct sockaddr *)&source, sizeof source) < 0) { int e = errno; close(fd); errno = e; return -1; }
+    }
     int r = connect(fd, (struct sockaddr *)&g_addr, sizeof g_addr);
     if (r < 0 && errno != EINPROGRESS) { int e = errno; close(fd); errno = e; return -1; }
     c->fd = fd;
@@ -689,13 +698,14 @@ static void usage(const char *argv0) {
         "usage: %s -p PORT [-H HOST] [-k KEY] [-n STREAMS] [-m CHANGES] [-i INTERVAL_MS]\n"
         "          [-P SERVER_PID] [-c CONNECT_WINDOW] [-T OPEN_TIMEOUT_S] [-W TAIL_S] [-t TOKEN] [-z PROBE_PATH]\n"
         "          [-M PUT|POST] [-I (do not check ids)] [-w WRITE_PORT (PUTs go to another instance)]\n"
+        "          [-S SOURCES (streams from 127.0.0.2.. as that many clients)]\n"
         "  defaults: -H 127.0.0.1 -k name -n 10000 -m 50 -i 100 -c 500 -T 60 -W 10\n", argv0);
     exit(2);
 }
 
 int main(int argc, char **argv) {
     int opt;
-    while ((opt = getopt(argc, argv, "H:p:k:n:m:i:P:c:T:W:t:z:M:Ihw:")) != -1) {
+    while ((opt = getopt(argc, argv, "H:p:k:n:m:i:P:c:T:W:t:z:M:Ihw:S:")) != -1) {
         switch (opt) {
         case 'H': o_host = optarg; break;
         case 'p': o_port = atoi(optarg); break;
@@ -712,6 +722,7 @@ int main(int argc, char **argv) {
         case 'M': o_method = optarg; break;
         case 'I': o_ignore_ids = 1; break;
         case 'w': o_write_port = atoi(optarg); break;
+        case 'S': o_sources = atoi(optarg); if (o_sources < 0 || o_sources > 250) usage(argv[0]); break;
         default: usage(argv[0]);
         }
     }

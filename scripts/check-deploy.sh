@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks deploy/: the compose file parses and wires what the README promises (PostgreSQL, two
-# Tidings on one TIDINGS_DATABASE_URL, nginx with deploy/nginx.conf as its template), and
-# deploy/nginx.conf, rendered the way the nginx image renders it, passes `nginx -t`.
+# Tidings on one TIDINGS_DATABASE_URL trusting nginx's fixed address as their proxy, descriptor
+# limits, nginx with deploy/nginx-main.conf as its main configuration and deploy/nginx.conf as its
+# template), and what nginx would run, rendered the way the nginx image renders it, passes `nginx -t`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +34,19 @@ if not str(services.get("postgres", {}).get("image", "")).startswith("postgres:1
 volumes = services.get("nginx", {}).get("volumes") or []
 if not any(str(v).startswith("./nginx.conf:/etc/nginx/templates/") for v in volumes):
     problems.append("nginx does not use ./nginx.conf as its template")
+if not any(str(v).startswith("./nginx-main.conf:/etc/nginx/nginx.conf") for v in volumes):
+    problems.append("nginx does not use ./nginx-main.conf as its main configuration")
+for name in ("tidings-a", "tidings-b", "nginx"):
+    nofile = (services.get(name, {}).get("ulimits") or {}).get("nofile")
+    if not nofile:
+        problems.append(f"{name}: no ulimits: nofile (each stream is a descriptor)")
+nginx_networks = services.get("nginx", {}).get("networks") or {}
+addresses = [n.get("ipv4_address") for n in nginx_networks.values() if isinstance(n, dict)] if isinstance(nginx_networks, dict) else []
+for name in ("tidings-a", "tidings-b"):
+    command = [str(c) for c in services.get(name, {}).get("command") or []]
+    trusted = [command[i + 1] for i, c in enumerate(command[:-1]) if c == "--trusted-proxy"]
+    if not trusted or not all(t in addresses for t in trusted):
+        problems.append(f"{name}: --trusted-proxy does not name nginx's fixed address")
 for p in problems:
     print(f"deploy/docker-compose.yml: {p}", file=sys.stderr)
 if problems:
@@ -44,33 +58,6 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
   echo "check-deploy: nginx not installed (make test installs it)" >&2
   exit 1
 fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-prefix=$(mktemp -d)
-trap 'rm -rf "$prefix"' EXIT
-# The same substitution as the nginx image's envsubst step and Tests/TestFixtures/NginxBalancer.swift.
-sed -e 's/${TIDINGS_UPSTREAM_A}/127.0.0.1:18081/g' \
-    -e 's/${TIDINGS_UPSTREAM_B}/127.0.0.1:18082/g' \
-    -e 's/${TIDINGS_LISTEN_PORT}/127.0.0.1:18080/g' deploy/nginx.conf >"$prefix/tidings.conf"
-if grep -n '\${TIDINGS_[A-Z]' "$prefix/tidings.conf" >&2; then
-  echo "deploy/nginx.conf: placeholders left after rendering" >&2
-  exit 1
-fi
-user=""
-[ "$(id -u)" = 0 ] && user="user root;"
-cat >"$prefix/nginx.conf" <<CONF
-$user
-pid $prefix/nginx.pid;
-error_log $prefix/error.log;
-events {}
-http {
-    access_log off;
-    client_body_temp_path $prefix/client_body;
-    proxy_temp_path $prefix/proxy;
-    fastcgi_temp_path $prefix/fastcgi;
-    uwsgi_temp_path $prefix/uwsgi;
-    scgi_temp_path $prefix/scgi;
-    include $prefix/tidings.conf;
-}
-CONF
-"$NGINX" -t -q -p "$prefix" -c "$prefix/nginx.conf"
-echo "deploy/nginx.conf: nginx -t OK"
+# The shipped main configuration and the template rendered as the nginx image renders them
+# (scripts/deploy_local.py, the same code the deployment test runs), then `nginx -t`.
+python3 scripts/deploy_local.py check

@@ -80,6 +80,18 @@ def check(text):
     for kw, a in final:
         if kw == "CMD" and not a.startswith("["):
             errors.append("CMD is in shell form")
+    data_dir = re.search(r"\bTIDINGS_DATA_DIR=(/\S+)", env)
+    home = re.search(r"\bHOME=(/\S+)", env)
+    if not home:
+        errors.append("runtime stage does not set HOME (Foundation's caches would land in the user's home)")
+    elif data_dir and (home.group(1) + "/").startswith(data_dir.group(1).rstrip("/") + "/"):
+        errors.append("HOME is inside the data volume: caches would land in it")
+    build_runs = " ".join(a for kw, a in ins[:stages[-1]] if kw == "RUN")
+    if not re.search(r"\bstrip\b|objcopy\s+--strip|--only-keep-debug", build_runs):
+        errors.append("the binary is not stripped (its debug info doubles the image)")
+    runtime_runs = " ".join(a for kw, a in final if kw == "RUN")
+    if re.search(r"\blibxml2\b", runtime_runs):
+        errors.append("libxml2 in the runtime stage: no linked library needs it (it pulls ICU, ~38 MB)")
     for kw, a in ins:
         if kw == "RUN" and re.search(r"apt-get\s+(-\S+\s+)*install", a):
             if "rm -rf /var/lib/apt/lists" not in a:
@@ -94,8 +106,9 @@ def check(text):
 GOOD = """ARG B=swift:6.3-bookworm
 FROM ${B} AS build
 RUN apt-get update && apt-get install -y x && rm -rf /var/lib/apt/lists/*
+RUN strip /out/tidings
 FROM debian:bookworm-slim
-ENV TIDINGS_HOST=0.0.0.0 TIDINGS_DATA_DIR=/data
+ENV TIDINGS_HOST=0.0.0.0 TIDINGS_DATA_DIR=/data HOME=/home/tidings
 VOLUME ["/data"]
 EXPOSE 8080
 USER 10001:10001
@@ -117,6 +130,10 @@ BROKEN = {
     "'latest' tag": GOOD.replace("debian:bookworm-slim", "debian:latest"),
     "untagged": GOOD.replace("debian:bookworm-slim", "debian"),
     "cleaning /var/lib/apt/lists": GOOD.replace(" && rm -rf /var/lib/apt/lists/*", ""),
+    "does not set HOME": GOOD.replace(" HOME=/home/tidings", ""),
+    "HOME is inside the data volume": GOOD.replace("HOME=/home/tidings", "HOME=/data"),
+    "not stripped": GOOD.replace("RUN strip /out/tidings\n", ""),
+    "libxml2": GOOD.replace('VOLUME ["/data"]', 'RUN apt-get update && apt-get install -y libxml2 && rm -rf /var/lib/apt/lists/*\nVOLUME ["/data"]'),
 }
 
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TidingsAPI
 import TidingsModel
+import EventHTTP
 
 /// The command line of openapi.yaml. Every flag may also come from `TIDINGS_<FLAG>` (upper snake
 /// case; repeatable flags take a comma-separated list there); a flag on the command line wins.
@@ -48,6 +49,18 @@ struct TidingsCommand: ParsableCommand {
     var maxConnectionsPerClient: Int?
     @Option(name: .customLong("stream-workers"), help: "Threads that write event streams; 0 = one per core but one, at least one (default 0). Env: TIDINGS_STREAM_WORKERS")
     var streamWorkers: Int?
+    @Option(name: .customLong("tokens"), help: "JSON file of named credentials [{\"name\", \"role\": \"read\"|\"write\", \"token\"|\"sha256\"}], reloaded on SIGHUP. Env: TIDINGS_TOKENS")
+    var tokensFile: String?
+    @Option(name: .customLong("history-days"), help: "Days of change history kept (default 30; fractions allowed). Env: TIDINGS_HISTORY_DAYS")
+    var historyDays: Double?
+    @Option(name: .customLong("history-bytes"), help: "Bytes of change history kept (default 268435456). Env: TIDINGS_HISTORY_BYTES")
+    var historyBytes: Int?
+    @Option(name: .customLong("trusted-proxy"), help: "Address or CIDR range of a proxy whose X-Forwarded-For / Forwarded names the client (repeatable). Env: TIDINGS_TRUSTED_PROXY (comma-separated)")
+    var trustedProxies: [String] = []
+    @Option(name: .customLong("max-streams"), help: "Event streams open at once (default: the descriptor limit less 10%, at least 256). Env: TIDINGS_MAX_STREAMS")
+    var maxStreams: Int?
+    @Option(name: .customLong("stream-padding"), help: "Bytes of comment sent first on every event stream, for proxies that hold the first bytes (0-8192, default 0). Env: TIDINGS_STREAM_PADDING")
+    var streamPadding: Int?
     @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical (default info). Env: TIDINGS_LOG_LEVEL")
     var logLevel: String?
 
@@ -92,7 +105,29 @@ struct TidingsCommand: ParsableCommand {
         configuration.headerTimeout = try number(headerTimeout, "HEADER_TIMEOUT", configuration.headerTimeout)
         configuration.maxConnectionsPerClient = try number(maxConnectionsPerClient, "MAX_CONNECTIONS_PER_CLIENT", configuration.maxConnectionsPerClient)
         configuration.streamWorkers = try number(streamWorkers, "STREAM_WORKERS", configuration.streamWorkers)
+        configuration.tokensFile = tokensFile ?? env("TOKENS")
+        configuration.historyDays = try number(historyDays, "HISTORY_DAYS", configuration.historyDays)
+        configuration.historyBytes = try number(historyBytes, "HISTORY_BYTES", configuration.historyBytes)
         configuration.logLevel = (logLevel ?? env("LOG_LEVEL") ?? configuration.logLevel).lowercased()
+        configuration.trustedProxies = list(trustedProxies, "TRUSTED_PROXY")
+        if let maxStreams {
+            configuration.maxStreams = maxStreams
+        } else if env("MAX_STREAMS") != nil {
+            configuration.maxStreams = try number(nil as Int?, "MAX_STREAMS", 0)
+        }
+        configuration.streamPadding = try number(streamPadding, "STREAM_PADDING", configuration.streamPadding)
+
+        do {
+            _ = try TrustedProxies(configuration.trustedProxies)
+        } catch {
+            throw ValidationError("--trusted-proxy: \(error)")
+        }
+        if let streams = configuration.maxStreams, streams < 1 {
+            throw ValidationError("--max-streams must be 1 or more.")
+        }
+        guard (0...ServerSentEvent.maxPadding).contains(configuration.streamPadding) else {
+            throw ValidationError("--stream-padding must be between 0 and \(ServerSentEvent.maxPadding) bytes.")
+        }
 
         guard (0...65_535).contains(configuration.port) else {
             throw ValidationError("--port must be between 0 and 65535, not \(configuration.port).")
@@ -111,6 +146,12 @@ struct TidingsCommand: ParsableCommand {
         }
         guard configuration.replayBytes >= 0 else {
             throw ValidationError("--replay-bytes must be 0 or more.")
+        }
+        guard configuration.historyDays > 0, configuration.historyDays.isFinite, configuration.historyDays <= 36_500 else {
+            throw ValidationError("--history-days must be more than 0 (and at most 36500).")
+        }
+        guard configuration.historyBytes >= 0 else {
+            throw ValidationError("--history-bytes must be 0 or more.")
         }
         guard configuration.headerTimeout > 0, configuration.headerTimeout.isFinite else {
             throw ValidationError("--header-timeout must be more than 0 seconds.")

@@ -6,6 +6,7 @@ import XCTest
 final class StreamWorkerTests: XCTestCase {
     private func startServer(bound: Int = 64 << 10, workers: Int = 2, heartbeat: Double = 0) throws -> LoopThread {
         var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        configuration.retryJitter = 0   // exact `retry: 3000` below
         configuration.heartbeatInterval = heartbeat
         configuration.maxUnsentBytesPerStream = bound
         configuration.streamWorkers = workers

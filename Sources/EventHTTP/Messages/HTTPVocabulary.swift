@@ -54,6 +54,10 @@ extension HTTPResponse.Status {
 extension HTTPField.Name {
     /// Asks nginx (and similar proxies) not to buffer an event stream.
     public static let xAccelBuffering = HTTPField.Name("X-Accel-Buffering")!
+    /// The addresses a request passed through, the client's first (de-facto standard).
+    public static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+    /// RFC 7239's forwarding record (`for=` is read when `X-Forwarded-For` is absent).
+    public static let forwarded = HTTPField.Name("Forwarded")!
     /// The request's `Host` field as it arrived (swift-http-types keeps it as the request's
     /// authority and does not name it; this server reads fields, not a parsed authority).
     public static let hostField = HTTPField.Name("Host")!

@@ -79,6 +79,11 @@ public struct Request: Sendable {
 
     var routing = Routing.none
 
+    /// The client's address: the peer's, or behind a trusted proxy (`--trusted-proxy`) the
+    /// client the proxy names (`TrustedProxies.client`). nil for a request built in-process.
+    /// For per-client limits, logs and metrics.
+    public var clientAddress: String?
+
     /// Values of the path template's `{name}` parameters, percent-decoded. Set by the router.
     public var parameters: [String: String] { routing.parameters }
     /// The value of the path template's parameter `name` (percent-decoded), as in `parameters`

@@ -47,8 +47,15 @@ final class ConnectionGuard {
     private var head: [UInt8] = []
     private var headClockStarted = false
     private var timer: OpaquePointer?
-    /// The client address once admitted (nil before, or when it could not be read).
+    /// The peer's address once admitted (nil before, or when it could not be read).
     private(set) var address: String?
+    /// Whether the peer is a trusted proxy (`--trusted-proxy`): its requests name their client.
+    private(set) var isTrustedProxy = false
+    /// The address the limiter counts this connection under (nil for a trusted proxy).
+    private(set) var countedAddress: String?
+    /// Set when the connection is over its client's share: its first request is refused
+    /// once its head is read (`HTTPServer.handle`), a stream with 200 + `retry:`.
+    private(set) var clientCapRefusal: FramingRefusal?
     /// The server's record of this connection, from its first request on (kept here so that a
     /// request needs one lookup, the guard's, not two).
     var connection: Connection?
@@ -121,8 +128,19 @@ final class ConnectionGuard {
         if let evcon { server.watchClose(OpaquePointer(evcon)) }
         var on: Int32 = 1
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-        address = Self.peerAddress(fd) ?? "unknown"
-        return server.admitConnection(address: address!)
+        let peer = Self.peerAddress(fd) ?? "unknown"
+        address = peer
+        isTrustedProxy = server.configuration.trustedProxies.contains(peer)
+        countedAddress = isTrustedProxy ? nil : peer
+        switch server.admitConnection(address: peer, exempt: isTrustedProxy) {
+        case .admitted:
+            return nil
+        case .overTotal(let refusal):
+            return refusal
+        case .overClient(let refusal):
+            clientCapRefusal = refusal
+            return nil
+        }
     }
 
     private func admitFromTimer() {

@@ -1,6 +1,7 @@
 internal import CLibevent
 import HTTPTypes
 import Dispatch
+import Logging
 
 /// The server's side of `ConnectionGuard`: installing it, counting connections from accept,
 /// and answering the stand-in requests that carry a refusal.
@@ -19,9 +20,23 @@ extension HTTPServer {
         limiter.opened()
     }
 
-    /// Counts an accepted connection under its client address; the refusal if it is one too many.
-    func admitConnection(address: String) -> FramingRefusal? {
-        limiter.admit(address: address)
+    /// Counts an accepted connection under its client address (a trusted proxy's only in the
+    /// total); whether it is one too many.
+    func admitConnection(address: String, exempt: Bool) -> ConnectionLimiter.Admission {
+        let admission = limiter.admit(address: address, exempt: exempt)
+        if case .overClient = admission {
+            // At most one line a second: a flood of refusals must not become a flood of logs.
+            let now = DispatchTime.now().uptimeNanoseconds
+            refusalsSinceLog += 1
+            if now >= nextRefusalLog {
+                nextRefusalLog = now + 1_000_000_000
+                logger.notice("connection over the per-client limit",
+                              metadata: ["client": "\(address)", "limit": "\(limiter.perClient)",
+                                         "refusals": "\(refusalsSinceLog)"])
+                refusalsSinceLog = 0
+            }
+        }
+        return admission
     }
 
     /// Hears when evhttp frees `evcon` (the same close callback requests use).
@@ -36,8 +51,26 @@ extension HTTPServer {
     func releaseGuard(_ evcon: OpaquePointer) {
         guard let bev = evhttp_connection_get_bufferevent(evcon),
               let connectionGuard = guards.removeValue(forKey: bev) else { return }
-        limiter.closed(address: connectionGuard.address)
+        limiter.closed(address: connectionGuard.countedAddress)
         connectionGuard.closed()
+    }
+
+    /// The first request of a connection over its client's share: an event stream (asked
+    /// for with `Accept: text/event-stream`, as `EventSource` does) gets 200, a jittered
+    /// `retry:` and the end — `EventSource` gives up for good on anything else — and every
+    /// other request the 503 problem; the connection then closes.
+    func writeClientCapRefusal(_ refusal: FramingRefusal, to raw: RawRequest, headers: HTTPFields) {
+        guard headers[values: .accept].contains(where: { $0.contains("text/event-stream") }) else {
+            writeFramingRefusal(refusal, to: raw)
+            return
+        }
+        streamsShed += 1
+        var response = streamRefusal()
+        let standIn = Request(method: .get, target: "/", headers: [:], body: [],
+                              receivedAt: DispatchTime.now().uptimeNanoseconds)
+        applyResponseFilters(standIn, &response)
+        response.headers[.connection] = "close"
+        write(response, to: raw, method: .get)
     }
 
     /// The refusal as a problem, then the connection closes (nothing after it is read).

@@ -25,9 +25,8 @@ extension HTTPServer {
     func stopStreamWorkers() {
         let open = Array(streams.values)
         streams.removeAll()
-        gzipStreamCount = 0
         for stream in open {
-            if stream.holdsConnectionSlot { limiter.closed(address: stream.clientAddress) }
+            forget(stream)
             stream.stop()
         }
         dispatch?.stop()
@@ -50,11 +49,44 @@ extension HTTPServer {
         dispatch.enqueueAll(.broadcast(topic: topic, frame: frame, order: order, key: conflationKey, shared: shared))
     }
 
+    /// Whether another stream fits: under `streamLimit` in all, and under the per-client share
+    /// (`maxConnectionsPerClient`) for `client`.
+    func hasRoomForStream(client: String?) -> Bool {
+        guard streams.count < streamLimit else { return false }
+        let share = configuration.maxConnectionsPerClient
+        guard share > 0, let client else { return true }
+        return streamsByClient[client, default: 0] < share
+    }
+
+    /// `base` (default: the configured `streamRetryMilliseconds`) ± `retryJitter`, drawn anew
+    /// for each stream.
+    func jitteredRetry(around base: Int? = nil) -> Int {
+        let center = max(0, base ?? configuration.streamRetryMilliseconds)
+        let spread = Int(Double(center) * min(1, max(0, configuration.retryJitter)))
+        return spread > 0 ? Int.random(in: (center - spread)...(center + spread)) : center
+    }
+
+    /// What a stream the server has no room for gets: 200 (a browser's `EventSource` gives up
+    /// for good on anything else), a jittered `retry:`, and the end.
+    func streamRefusal() -> Response {
+        var head = Response(status: .ok, headers: EventStream.headHeaders)
+        head.headers[.connection] = "close"
+        head.body = ServerSentEvent.retry(milliseconds: jitteredRetry())
+        return head
+    }
+
+    private func forget(_ stream: EventStream) {
+        if stream.isGzip { gzipStreamCount -= 1 }
+        if stream.holdsConnectionSlot { limiter.closed(address: stream.clientAddress) }
+        if let client = stream.client, let count = streamsByClient[client] {
+            if count <= 1 { streamsByClient.removeValue(forKey: client) } else { streamsByClient[client] = count - 1 }
+        }
+    }
+
     func workerClosedStream(_ id: Int) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         dispatch?.release(stream.workerIndex)
-        if stream.isGzip { gzipStreamCount -= 1 }
-        if stream.holdsConnectionSlot { limiter.closed(address: stream.clientAddress) }
+        forget(stream)
         stream.stop()
         if isDraining { checkShutdown() }
     }
@@ -73,7 +105,7 @@ extension HTTPServer {
     /// while the descriptor still named the socket — the socket is moved to a new descriptor
     /// for the worker and a placeholder takes its old number, which evhttp then closes.
     func handOffStream(_ responder: Responder, connection: Connection, raw: RawRequest, head: Response,
-                       retryMilliseconds: Int, conflate: Bool, keyOf: (([UInt8]) -> String?)?) -> EventStream? {
+                       retryMilliseconds: Int, client: String?, conflate: Bool, keyOf: (([UInt8]) -> String?)?) -> EventStream? {
         guard let dispatch, let bev = connection.bufferevent, bufferevent_getfd(bev) >= 0 else { return nil }
         // The connection's bufferevent may be a filter over the socket's own (a guard that
         // checks request framing, say): handle the whole chain, the socket's level first.
@@ -96,7 +128,15 @@ extension HTTPServer {
             stream.isGzip = true
             gzipStreamCount += 1
         }
+        if let client {
+            stream.client = client
+            streamsByClient[client, default: 0] += 1
+        }
         dispatch.enqueue(.open(remote, head: Self.streamHead(head, chunked: chunked)), to: workerIndex)
+        if configuration.streamPadding > 0 {
+            dispatch.enqueue(.frame(remote, ServerSentEvent.padding(bytes: configuration.streamPadding), key: nil, live: false),
+                             to: workerIndex)
+        }
         dispatch.enqueue(.frame(remote, ServerSentEvent.retry(milliseconds: retryMilliseconds), key: nil, live: false),
                          to: workerIndex)
         // The stream keeps its client's connection slot (counted from accept) until it closes;

@@ -27,6 +27,11 @@ public final class HTTPServer {
     var connections: [OpaquePointer: Connection] = [:]
     /// Open streams by id; their sockets belong to the stream workers.
     var streams: [Int: EventStream] = [:]
+    /// The per-client refusal log's rate gate (see `admitConnection`).
+    var nextRefusalLog: UInt64 = 0
+    var refusalsSinceLog = 0
+    /// Open streams per client (the peer, or the client a trusted proxy named).
+    var streamsByClient: [String: Int] = [:]
     var nextStreamID = 0
     /// The stream workers (from `start()` until `close()`).
     var dispatch: StreamDispatch?
@@ -74,9 +79,10 @@ public final class HTTPServer {
     public func start() throws -> Int {
         precondition(http == nil, "start() called twice")
         let descriptors = Self.raiseOpenFileLimit()
-        // Every connection is a descriptor; keep some for the listener, the store and logs.
-        connectionLimit = min(configuration.maxConnections, max(64, descriptors - 64))
-        streamLimit = min(configuration.maxStreams, max(1, connectionLimit - configuration.reservedConnections))
+        descriptorLimit = descriptors
+        let limits = Self.limits(configuration, descriptors: descriptors)
+        connectionLimit = limits.connections
+        streamLimit = limits.streams
         limiter = ConnectionLimiter(total: connectionLimit, perClient: configuration.maxConnectionsPerClient)
         // A write to a vanished client must be an EPIPE error, not a process-killing signal.
         signal(SIGPIPE, SIG_IGN)
@@ -184,6 +190,22 @@ public final class HTTPServer {
     public private(set) var connectionLimit = 0
     /// Streams open at once (`maxStreams`, leaving `reservedConnections` for plain requests).
     public private(set) var streamLimit = 0
+    /// The descriptor limit in force when the server started (`RLIMIT_NOFILE`'s soft limit).
+    public private(set) var descriptorLimit = 0
+    /// Streams refused since start because the server had no room for them (`maxStreams`,
+    /// the per-client share, or no descriptor at the hand-off); each got 200, `retry:`, end.
+    public internal(set) var streamsShed = 0
+
+    /// The connection and stream limits for `descriptors` open files: every connection is a
+    /// descriptor, and some stay for the listener, the store, logs and the stream hand-off;
+    /// streams take at most 90% of the descriptors (at least 256), and never the last
+    /// `reservedConnections` connections.
+    static func limits(_ configuration: ServerConfiguration, descriptors: Int) -> (connections: Int, streams: Int) {
+        let connections = min(configuration.maxConnections ?? Int.max, max(64, descriptors - 64))
+        let wanted = configuration.maxStreams ?? max(256, descriptors - descriptors / 10)
+        let streams = min(wanted, max(1, connections - configuration.reservedConnections))
+        return (connections, streams)
+    }
 
     // MARK: Requests
 
@@ -193,6 +215,10 @@ public final class HTTPServer {
         let connectionGuard = evhttp_connection_get_bufferevent(evcon).flatMap { guards[$0] }
         if let refusal = connectionGuard?.nextRequest() {
             writeFramingRefusal(refusal, to: raw)
+            return
+        }
+        if let refusal = connectionGuard?.clientCapRefusal {
+            writeClientCapRefusal(refusal, to: raw, headers: Self.headers(of: raw))
             return
         }
         let connection: Connection
@@ -212,9 +238,13 @@ public final class HTTPServer {
             write(Response.problem(status: .notImplemented, detail: "This method is not implemented."), to: raw, method: .get)
             return
         }
-        let request = Request(method: method, target: Self.target(of: raw),
+        var request = Request(method: method, target: Self.target(of: raw),
                               headers: Self.headers(of: raw), body: Self.body(of: raw),
                               receivedAt: DispatchTime.now().uptimeNanoseconds)
+        if let connectionGuard, let peer = connectionGuard.address {
+            request.clientAddress = connectionGuard.isTrustedProxy
+                ? configuration.trustedProxies.client(peer: peer, headers: request.headers) : peer
+        }
         let responder = Responder(server: self, connection: connection, rawRequest: raw, request: request)
         connection.current = responder
         inFlight += 1
@@ -416,7 +446,9 @@ public final class HTTPServer {
         }
         shutdownCompletion = completion
         shutdownDeadline = DispatchTime.now().uptimeNanoseconds + UInt64(configuration.shutdownGracePeriod * 1e9)
-        for stream in Array(streams.values) { stream.end() }
+        // Each stream's own jittered `retry:` goes last, so thousands of clients of a stopping
+        // instance come back spread over seconds, not in the same one.
+        for stream in Array(streams.values) { stream.end(retryMilliseconds: jitteredRetry()) }
         shutdownPoll = loop.schedule(after: 0.01, repeating: true) { [unowned self] in checkShutdown() }
         checkShutdown()
     }

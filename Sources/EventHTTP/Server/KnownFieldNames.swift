@@ -9,7 +9,7 @@ enum KnownFieldNames {
     private static let names: [(bytes: [UInt8], name: HTTPField.Name)] = [
         "Host", "User-Agent", "Accept", "Accept-Encoding", "Accept-Language", "Connection",
         "Content-Type", "Content-Length", "Authorization", "If-None-Match", "If-Match", "Origin",
-        "Cache-Control", "Referer", "Last-Event-ID",
+        "Cache-Control", "Referer", "Last-Event-ID", "X-Forwarded-For", "X-Real-IP", "X-Forwarded-Proto",
     ].compactMap { spelling in HTTPField.Name(spelling).map { (Array(spelling.utf8), $0) } }
 
     /// The field name for the NUL-terminated `key` evhttp parsed; nil when it is not a token.

@@ -82,9 +82,9 @@ public final class Responder: @unchecked Sendable {
     /// Returns nil when there is no stream to write to: the server is at `maxStreams` or
     /// shutting down (the client got 200, a jittered `retry:` and the end, as `EventSource`
     /// needs), the client is gone, or the request was already answered. Call on the loop thread.
-    public func startEventStream(retryMilliseconds: Int = 3_000, conflate: Bool = false) -> EventStream? {
+    public func startEventStream(retryMilliseconds: Int? = nil, conflate: Bool = false) -> EventStream? {
         if let inProcess {
-            inProcess.answer(.eventStream(retryMilliseconds: retryMilliseconds, conflate: conflate || inProcess.conflates),
+            inProcess.answer(.eventStream(retryMilliseconds: retryMilliseconds ?? 3_000, conflate: conflate || inProcess.conflates),
                              request: request)
             return nil
         }
@@ -115,21 +115,22 @@ public final class Responder: @unchecked Sendable {
         server.exchangeFinished()
     }
 
-    private func startEventStream(_ server: HTTPServer, retryMilliseconds: Int, conflate: Bool) -> EventStream? {
+    private func startEventStream(_ server: HTTPServer, retryMilliseconds: Int?, conflate: Bool) -> EventStream? {
         guard state == .pending, let raw = rawRequest, let connection else { return nil }
         if request.method == .head {
             // Same head as a GET would get, no stream.
             answer(Response(status: .ok, headers: EventStream.headHeaders), server)
             return nil
         }
-        if server.isDraining || server.openStreamCount >= server.streamLimit {
+        if server.isDraining || !server.hasRoomForStream(client: request.clientAddress) {
             refuseStream(server)
             return nil
         }
         var head = Response(status: .ok, headers: EventStream.headHeaders)
         server.applyResponseFilters(request, &head)
         guard let stream = server.handOffStream(self, connection: connection, raw: raw, head: head,
-                                                retryMilliseconds: retryMilliseconds,
+                                                retryMilliseconds: server.jitteredRetry(around: retryMilliseconds),
+                                                client: request.clientAddress,
                                                 conflate: conflate, keyOf: conflationKeyOf) else {
             // The socket could not leave evhttp (out of descriptors): answer like a full server.
             refuseStream(server)
@@ -146,22 +147,17 @@ public final class Responder: @unchecked Sendable {
     /// 200, a jittered `retry:` and the end: a browser's EventSource gives up for good on a
     /// non-200, so a refused stream is told to come back a little later.
     private func refuseStream(_ server: HTTPServer) {
-        answer(Self.streamRefusal(server), server)
+        if !server.isDraining { server.streamsShed += 1 }
+        answer(server.streamRefusal(), server)
     }
 
     /// The hand-off's second step could not move the socket after all (out of descriptors):
     /// the refusal goes out through evhttp, which still holds the request, as on a full server.
     func refuseAfterHandOff(_ raw: RawRequest, _ server: HTTPServer) {
-        var refusal = Self.streamRefusal(server)
+        server.streamsShed += 1
+        var refusal = server.streamRefusal()
         server.applyResponseFilters(request, &refusal)
         server.write(refusal, to: raw, method: request.method)
-    }
-
-    private static func streamRefusal(_ server: HTTPServer) -> Response {
-        var head = Response(status: .ok, headers: EventStream.headHeaders)
-        head.headers[.connection] = "close"
-        head.body = ServerSentEvent.retry(milliseconds: Int.random(in: server.configuration.fullRetryMilliseconds))
-        return head
     }
 
     /// The connection is going away (closecb). Releases what evhttp will not.

@@ -15,16 +15,28 @@ public struct ServerConfiguration: Sendable {
     /// libevent 2.1 keeps one timer for both; the server uses the smaller of the two.
     public var readTimeout: Double = 15
     /// Connections open at once, counted from accept; beyond it → 503 with `Retry-After` and close.
-    /// Lowered at start to what the open-file limit allows.
-    public var maxConnections: Int = 16_384
-    /// Event streams open at once; beyond it a stream gets 200, a jittered `retry:` and ends.
-    /// Streams never take the last `reservedConnections`, so plain requests (the writes that
-    /// feed the streams among them) still get through when streams are full.
-    public var maxStreams: Int = 15_000
-    /// Connections kept free of streams (see `maxStreams`).
-    public var reservedConnections: Int = 256
-    /// `retry:` milliseconds range sent to streams refused for capacity.
-    public var fullRetryMilliseconds: ClosedRange<Int> = 2_000...5_000
+    /// nil: the open-file limit less a few descriptors for the listener, the store and logs.
+    public var maxConnections: Int?
+    /// Event streams open at once (`--max-streams`); beyond it a stream gets 200, a jittered
+    /// `retry:` and ends. nil: the open-file limit less a reserve of 10%, at least 256 — so a
+    /// server full of streams still has descriptors for reads, writes, `/healthz` and
+    /// `/metrics`. Never more than the connection limit less `reservedConnections`.
+    public var maxStreams: Int?
+    /// Connections always kept free of streams (see `maxStreams`), however it is set.
+    public var reservedConnections: Int = 64
+    /// The base `retry:` (milliseconds) every stream opens with, and a stream refused for
+    /// capacity or ended by shutdown gets; each stream's is jittered ±`retryJitter` of it, so the
+    /// clients of a restarted or full server do not all come back in the same second.
+    public var streamRetryMilliseconds: Int = 3_000
+    /// The fraction of `streamRetryMilliseconds` a stream's `retry:` varies by (0.5: ±50%).
+    public var retryJitter: Double = 0.5
+    /// Bytes of comment sent first on every stream (`--stream-padding`), for proxies that hold
+    /// a response's first bytes; 0 = none, at most 8 KiB.
+    public var streamPadding: Int = 0
+    /// Proxies whose `X-Forwarded-For` / `Forwarded` names the client (`--trusted-proxy`).
+    /// Their own connections count only against the total; per-client limits apply to the
+    /// client they name.
+    public var trustedProxies = TrustedProxies()
     /// `listen(2)` backlog (libevent's own bind uses 128, too small for bursts).
     public var listenBacklog: Int32 = 4096
     /// Seconds between `: keep-alive` comments on every stream; 0 disables.
@@ -36,7 +48,8 @@ public struct ServerConfiguration: Sendable {
     /// Seconds a client has, from the first byte of a request head, to complete that head
     /// (`--header-timeout`), however slowly it trickles.
     public var headerTimeout: Double = 10
-    /// Open connections one client address may hold at once (counted from accept).
+    /// Open connections one client address may hold at once (counted from accept), and event
+    /// streams one client may hold (behind a trusted proxy: the client it names).
     public var maxConnectionsPerClient: Int = 512
     /// Threads that write event streams once their head is routed (`--stream-workers`);
     /// 0 = one per core but one (at least one). Each has its own event base and runs a few nice levels below the

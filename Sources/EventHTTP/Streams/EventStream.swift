@@ -22,7 +22,8 @@ import HTTPTypes
 public final class EventStream: @unchecked Sendable {
     static let headHeaders: HTTPFields = [
         .contentType: "text/event-stream",
-        .cacheControl: "no-cache",
+        // no-transform: a proxy must not recompress or rebuffer the stream.
+        .cacheControl: "no-cache, no-transform",
         .xAccelBuffering: "no",
     ]
 
@@ -40,6 +41,9 @@ public final class EventStream: @unchecked Sendable {
     var holdsConnectionSlot = false
     /// Whether the response is gzip (its worker deflates what it sends).
     var isGzip = false
+    /// The client the stream counts against (`HTTPServer.streamsByClient`): the peer, or the
+    /// client a trusted proxy named.
+    var client: String?
 
     /// Called once when the stream stops for any reason. Set it right after starting.
     public var onClose: (() -> Void)?
@@ -107,8 +111,18 @@ public final class EventStream: @unchecked Sendable {
     /// Ends the response cleanly (after anything queued); `onClose` fires once the worker
     /// has closed the connection.
     public func end() {
+        end(retryMilliseconds: nil)
+    }
+
+    /// Ends the response cleanly, telling the client first to wait `retryMilliseconds` before
+    /// it reconnects (a `retry:` line; nil sends none).
+    public func end(retryMilliseconds: Int?) {
         server?.loop.checkConfined("EventStream.end")
         guard isOpen, !endRequested, let dispatch = server?.dispatch else { return }
+        if let retryMilliseconds {
+            dispatch.enqueue(.frame(remote, ServerSentEvent.retry(milliseconds: retryMilliseconds), key: nil, live: false),
+                             to: workerIndex)
+        }
         endRequested = true
         dispatch.enqueue(.end(remote), to: workerIndex)
     }

@@ -48,6 +48,17 @@ public struct ServerSentEvent: Sendable, Equatable {
         return out
     }
 
+    /// Most bytes of padding `padding(bytes:)` makes (`--stream-padding` is at most this).
+    public static let maxPadding = 8 << 10
+
+    /// A comment line of exactly `bytes` bytes (at least 2: `:` and the line end; at most
+    /// `maxPadding`), which clients ignore: for proxies that hold a response's first bytes
+    /// before they pass any on.
+    public static func padding(bytes: Int) -> [UInt8] {
+        let total = min(maxPadding, max(2, bytes))
+        return [UInt8(ascii: ":")] + [UInt8](repeating: UInt8(ascii: " "), count: total - 2) + [10]
+    }
+
     /// A `retry:` field telling the client how long to wait before reconnecting.
     public static func retry(milliseconds: Int) -> [UInt8] {
         Array("retry: \(max(0, milliseconds))\n\n".utf8)

@@ -41,6 +41,19 @@ public struct TidingsConfiguration: Sendable, Equatable {
     public var maxConnectionsPerClient = 512
     /// `--stream-workers`: threads writing event streams; 0 = one per core but one (at least one).
     public var streamWorkers = 0
+    /// `--tokens`: a JSON file of named credentials (`[{"name", "role", "token" | "sha256"}]`),
+    /// reloaded on SIGHUP.
+    public var tokensFile: String?
+    /// `--history-days`: change records older than this are dropped (fractions allowed).
+    public var historyDays: Double = 30
+    /// `--history-bytes`: change records beyond this many bytes are dropped, oldest first.
+    public var historyBytes = 256 << 20
+    /// `--trusted-proxy` (repeatable): proxies whose `X-Forwarded-For` names the client.
+    public var trustedProxies: [String] = []
+    /// `--max-streams`: event streams open at once; nil = the descriptor limit less 10% (≥ 256).
+    public var maxStreams: Int?
+    /// `--stream-padding`: bytes of comment sent first on every stream (0...8192).
+    public var streamPadding = 0
     /// `--log-level`: trace, debug, info, notice, warning, error, critical.
     public var logLevel = "info"
 
@@ -53,6 +66,10 @@ public struct TidingsConfiguration: Sendable, Equatable {
         server.headerTimeout = headerTimeout
         server.maxConnectionsPerClient = maxConnectionsPerClient
         server.streamWorkers = streamWorkers
+        server.maxStreams = maxStreams
+        server.streamPadding = streamPadding
+        // Validated by the command line; a range that does not parse is left out here.
+        server.trustedProxies = (try? TrustedProxies(trustedProxies)) ?? TrustedProxies()
         return server
     }
 

@@ -57,9 +57,10 @@ extension OpenAPIContract {
                   malformed chunked body → `400` (chunk extensions and trailers are accepted and ignored); a body
                   announced or de-chunked beyond 4× the body limit → `413`; `Expect` other than `100-continue` →
                   `417`; a request head over 16 KiB → `431`; a head not complete within `--header-timeout`
-                  (default 10 s) of its first byte → `408`; more than `--max-connections-per-client` (default
-                  512) open connections from one address → `503`. Each of these is a problem answer with
-                  `Connection: close`.
+                  (default 10 s) of its first byte → `408`. Each of these is a problem answer with
+                  `Connection: close`. More than `--max-connections-per-client` (default 512) open connections
+                  from one address → the first request on the next one is answered `503` (an event stream:
+                  `200`, a jittered `retry:`, the end) and that connection closed.
                 - Sizes: a string preference without its own `maxLength` holds at most 65,536 characters (Unicode
                   scalars); a `PATCH /preferences` names at most as many keys as are declared (else `422`, before
                   any key is looked at); a problem's `errors` list has at most 100 entries.
@@ -79,6 +80,18 @@ extension OpenAPIContract {
                 - Overload or shutting down: `503` with `Retry-After` (seconds) for every operation except event
                   streams, which answer `200` with a short jittered `retry:` and end at once (a browser's
                   `EventSource` gives up for good on a non-200 answer).
+                - Capacity: event streams hold at most `--max-streams` descriptors (default: the descriptor
+                  limit less 10%, at least 256), so reads, writes, `/healthz`, `/readyz` and `/metrics` are
+                  answered with the server full of streams. Every stream's `retry:` is jittered (the base, 3 s,
+                  ±50%), also the one a stream ends with when the server shuts down, so the clients of a
+                  restarted instance come back spread over seconds.
+                - Behind a proxy: from an address in `--trusted-proxy CIDR` (repeatable) the client is the
+                  right-most address of `X-Forwarded-For` (without it, `Forwarded: for=`) that is not itself a
+                  trusted proxy; from any other address these fields are ignored. Per-client limits
+                  (connections, streams, stream tickets) apply to that client; a trusted proxy's own
+                  connections count only against the server's total. Streams carry
+                  `Cache-Control: no-cache, no-transform`; `--stream-padding BYTES` (at most 8 KiB) sends a
+                  comment of that many bytes first, for proxies that hold a response's first bytes.
 
                 ## Access
 

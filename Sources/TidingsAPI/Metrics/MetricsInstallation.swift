@@ -10,11 +10,13 @@ extension TidingsApplication {
         MetricsBootstrap.run()
         let requests = HTTPRequestMetrics(registry: metrics.registry)
         router.add(middleware: requests)
-        routes.resources.get("/metrics") { [caching, server] _, responder in
+        let server = self.server
+        routes.resources.get("/metrics") { [caching] _, responder in
             responder.send(Response(status: .ok,
                                     headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8",
                                               .cacheControl: "no-store"],
                                     body: metrics.exposition() + requests.exposition()
+                                        + ProcessMetrics.exposition(server: server)
                                         + CompressionMetrics.exposition(caching: caching, streams: server.streamCompression)))
         }
     }

@@ -57,7 +57,7 @@ final class StreamHub {
     func open(_ request: Request, responder: Responder, coverage: StreamCoverage) throws(ProblemDetails) {
         let resume = try Self.resumePoint(request)
         // nil also for HEAD: EventHTTP answered it with the stream's headers and no stream.
-        guard let stream = responder.startEventStream(retryMilliseconds: 3_000) else { return }
+        guard let stream = responder.startEventStream() else { return }
         if server == nil { server = stream.owner }
         let current = state.revision
         // OFREP hook: the same journal entries, encoded as OFREP notifications.
@@ -194,7 +194,7 @@ final class StreamHub {
             frames.append(EventFrame.frame(id: revision, event: "things", data: data))
         }
         if coverage.posts {
-            frames.append(EventFrame.frame(id: revision, event: "posts", json: state.posts?.document ?? state.idlePostsJSON()))
+            frames.append(EventFrame.frame(id: revision, event: "posts", json: state.postsDocumentOfThisFeed ?? state.idlePostsJSON()))
         }
         return frames
     }
