@@ -11,6 +11,7 @@ public final class StreamCompressionCounters: @unchecked Sendable {
     private var deliveryCount = 0
     private var openedCount = 0
 
+    /// The counters at one moment.
     public struct Snapshot: Sendable, Equatable {
         /// Broadcast events deflated (once each, for all their gzip subscribers).
         public var shared: Int
