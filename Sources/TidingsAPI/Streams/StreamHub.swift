@@ -226,7 +226,7 @@ final class StreamHub {
             frames.append(EventFrame.frame(id: revision, event: "things", data: data))
         }
         if coverage.posts {
-            frames.append(EventFrame.frame(id: revision, event: "posts", json: state.posts?.document ?? state.idlePostsJSON()))
+            frames.append(EventFrame.frame(id: revision, event: "posts", json: state.postsDocumentOfThisFeed ?? state.idlePostsJSON()))
         }
         return frames
     }
