@@ -157,7 +157,7 @@ extension OpenAPIContract {
           `identity;q=0`, `*`) and the body is over 1 KiB, or identity was refused. Every answer of a
           compressible type carries `Vary: Accept-Encoding`, compressed or not. The gzip
           representation has its own tag (`"42"` → `"42-gzip"`); a write's `If-Match` accepts either.
-          `br` is not offered (no maintained Brotli library on the server's platform).
+          `br` is not offered.
         - Event streams are gzip when the request accepts it (`Content-Encoding: gzip`,
           `Vary: Accept-Encoding`): every event is flushed as it is sent, so a client decodes each
           one as it arrives (`curl --compressed -N`, a browser's `EventSource`); each event is
