@@ -299,7 +299,7 @@ gzip_section() {
     summary "$name server CPU per event" "identity ${id_us} us, gzip ${FAN_US} us = ${ratio}x (goal <= 1.2x): $v; complete: identity $id_ok, gzip $gz_ok"
 }
 
-# answer_section : bytes and time of the contract and the page, identity against gzip (wrk,
+# answer_section : bytes and time of the contract and the page, identity against gzip and br (wrk,
 # one connection per thread so the time is one answer's; Transfer/sec over Requests/sec is the
 # bytes per answer).
 answer_section() {
@@ -307,7 +307,7 @@ answer_section() {
     start_tidings || return 0
     local path coding label rps bytes p50 p99 tps
     for path in /openapi.yaml /; do
-        for coding in identity gzip; do
+        for coding in identity gzip br; do
             label="$path $coding"
             local out
             wrk -t1 -c1 -d2s -H "Accept-Encoding: $coding" "http://127.0.0.1:$SERVER_PORT$path" >/dev/null 2>&1 || true
@@ -522,7 +522,7 @@ fi
 
 # ---------- (z) the contract and the page ----------
 if part z; then
-section "(z) GET /openapi.yaml and GET /: identity against gzip"
+section "(z) GET /openapi.yaml and GET /: identity against gzip and br"
 answer_section
 fi
 
