@@ -1,6 +1,7 @@
 /// An `If-None-Match` / `If-Match` field value (RFC 9110 §13.1.1–2): `*`, or a list of entity
 /// tags, each `"opaque"` or `W/"opaque"`. Commas may appear inside a tag's quotes.
 public struct EntityTagList: Equatable, Sendable {
+    /// One entity tag of the list.
     public struct Tag: Equatable, Sendable {
         public var weak: Bool
         /// The text between the quotes.

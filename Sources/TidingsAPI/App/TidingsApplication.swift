@@ -41,7 +41,11 @@ public final class TidingsApplication {
 
     /// Validators, cache policy and compression for every answer (see `HTTPCaching`); OFREP's
     /// bulk evaluation is a POST that revalidates with `If-None-Match`.
-    let caching = HTTPCaching(conditionalPostRoutes: ["/ofrep/v1/evaluate/flags"])
+    let caching: HTTPCaching = {
+        let caching = HTTPCaching(conditionalPostRoutes: ["/ofrep/v1/evaluate/flags"])
+        caching.compressesEventStreams = true
+        return caching
+    }()
 
     /// `/healthz` body, encoded once.
     private static let healthy = Response.json(bytes: Array(#"{"status":"ok"}"#.utf8))

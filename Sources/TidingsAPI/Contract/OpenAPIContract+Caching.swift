@@ -112,7 +112,7 @@ extension OpenAPIContract {
                                     required: true, schema: .map([("type", .string("string"))]))),
             ("Vary", header("Names `Accept-Encoding` (and `Origin` when CORS echoes one).",
                             required: true, schema: pattern("Accept-Encoding"))),
-            ("ContentEncoding", header("`gzip` when the request's `Accept-Encoding` prefers it and the body is over 1 KiB (or identity was refused); absent otherwise.",
+            ("ContentEncoding", header("`gzip` when the request's `Accept-Encoding` prefers it and the body is over 1 KiB (or identity was refused); absent otherwise. Event streams: `gzip` whenever the request accepts it.",
                                        required: false, schema: .map([("type", .string("string")), ("enum", .strings(["gzip"]))]))),
         ]
     }
@@ -158,7 +158,12 @@ extension OpenAPIContract {
           compressible type carries `Vary: Accept-Encoding`, compressed or not. The gzip
           representation has its own tag (`"42"` → `"42-gzip"`); a write's `If-Match` accepts either.
           `br` is not offered (no maintained Brotli library on the server's platform).
-        - Event streams carry `Vary: Accept-Encoding` and are not compressed.
+        - Event streams are gzip when the request accepts it (`Content-Encoding: gzip`,
+          `Vary: Accept-Encoding`): every event is flushed as it is sent, so a client decodes each
+          one as it arrives (`curl --compressed -N`, a browser's `EventSource`); each event is
+          deflated once and shared by every gzip subscriber. Snapshot, replay, heartbeats, resume,
+          conflation and `reset` are as on an identity stream (the slow-reader bound counts the
+          bytes on the wire), and a clean end closes the gzip member (final block and trailer).
 
         """#
 }
