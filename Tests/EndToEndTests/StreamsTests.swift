@@ -182,8 +182,23 @@ class StreamsTests: XCTestCase {
         resumed.assertNoEvent(within: 0.2)
     }
 
-    func test_resume_from_an_id_older_than_the_replay_buffer_sends_reset_and_a_fresh_snapshot() throws {
-        let small = try TidingsProcess(arguments: ["--replay-buffer", "3"])
+    /// Resume reaches as far back as the history does (API.md "History"): past the replay
+    /// buffer in memory, the change table answers.
+    func test_resume_from_an_id_older_than_the_replay_buffer_replays_from_the_history() throws {
+        let server = try TidingsProcess(arguments: ["--replay-buffer", "3"])
+        defer { server.stop() }
+        for value in 1...6 { XCTAssertEqual(try server.put("age", value).status, 200) }
+        let stream = try server.openEventStream("/preferences/events?keys=age,name", headers: ["Last-Event-ID": "1"])
+        let replay = try stream.nextEvents(5)
+        XCTAssertEqual(replay.map(\.id), ["2", "3", "4", "5", "6"])
+        XCTAssertEqual(replay.map { $0.value?["value"] }, [2, 3, 4, 5, 6])
+        stream.assertNoEvent(within: 0.2)
+        XCTAssertEqual(try server.put("age", 7).status, 200)
+        XCTAssertEqual(try stream.nextEvent().id, "7", "then live, no gap, no duplicate")
+    }
+
+    func test_resume_from_an_id_older_than_the_history_sends_reset_and_a_fresh_snapshot() throws {
+        let small = try TidingsProcess(arguments: ["--replay-buffer", "3", "--replay-bytes", "1000", "--history-bytes", "100"])
         defer { small.stop() }
         for value in 1...6 { XCTAssertEqual(try small.put("age", value).status, 200) }
         let stream = try small.openEventStream("/preferences/events?keys=age,name", headers: ["Last-Event-ID": "1"])

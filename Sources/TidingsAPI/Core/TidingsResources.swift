@@ -55,6 +55,7 @@ public final class TidingsResources {
         writes.credentials = app.credentials
         feed.start()
         streams = StreamHub(state: state)
+        streams.store = store
 
         let routes = app.routes
         // History (History/): pages of change records, as-of reads, rollback.
@@ -101,14 +102,14 @@ public final class TidingsResources {
     }
 
     /// What the change table keeps (API.md "History"): records within `--history-days` and
-    /// `--history-bytes`, and whatever the upper bounds say, the newest `--replay-buffer`
-    /// records within `--replay-bytes` (resume reaches them) — at least a few hundred, which
-    /// other instances tailing the table need even when resumes are turned off.
+    /// `--history-bytes`, and whatever those say, the newest `--replay-buffer` records within
+    /// `--replay-bytes` (resume reaches them). An instance that falls further behind than the
+    /// table reaches rebuilds from a snapshot (ChangeFeed).
     static func historyLimits(_ configuration: TidingsConfiguration) -> ChangeStoreLimits {
         ChangeStoreLimits(historyBytes: configuration.historyBytes,
                           historyAge: .milliseconds(Int64(configuration.historyDays * 86_400_000)),
-                          keepCount: max(configuration.replayBuffer, 256),
-                          keepBytes: max(configuration.replayBytes, 1 << 20))
+                          keepCount: configuration.replayBuffer,
+                          keepBytes: configuration.replayBytes)
     }
 
     /// SQLite under `--data-dir`, or PostgreSQL for `--database-url`.

@@ -41,6 +41,8 @@ final class TidingsState {
     }
     /// `posts` events, in revision order (the feed's own subject: posts are one document).
     let postsEvents = PassthroughSubject<JournalEntry, Never>()
+    /// Every applied change of a preference or the thing list, for the audit stream (History/).
+    let historyChanges = PassthroughSubject<Change, Never>()
     /// Sent after memory was rebuilt from a snapshot (the history no longer reached back to
     /// this instance's position): streams must `reset` and send a fresh snapshot.
     let reloads = PassthroughSubject<Void, Never>()
@@ -76,6 +78,7 @@ final class TidingsState {
         revision = change.revision
         let entry = Self.entry(for: change, preferences: preferences)
         if let entry { journal.append(entry) }
+        if case .posts = change.kind {} else { historyChanges.send(change) }
         switch change.kind {
         case let .preference(key, _):
             // A key this instance does not declare (another schema): the revision only.
