@@ -34,15 +34,30 @@ extension TidingsApplication {
         let tickets = StreamTicketStore()
         let routes = APIRoutes(router: router, credentials: credentials, tickets: tickets,
                                cors: CORSPolicy(origins: configuration.corsOrigins))
-        routes.readingPosts.post("/stream-tickets") { _, responder in
+        routes.readingPosts.post("/stream-tickets") { request, responder in
             // Tickets matter only while streams need a credential; an open server still
             // answers 201 (so a page works either way) without recording anything.
-            let issued = credentials.policy.readsNeedCredential ? tickets.issue() : StreamTicketStore.unrecordedTicket()
-            guard let ticket = issued else {
-                responder.send(.problem(status: .serviceUnavailable,
-                                        detail: "Too many stream tickets are outstanding; retry shortly.",
-                                        headers: [.retryAfter: "5"]))
-                return
+            let ticket: String
+            if credentials.policy.readsNeedCredential {
+                // The access check let it through, so a bearer credential is the caller's.
+                var credential: String?
+                if case let .bearer(token) = PresentedCredential(request) { credential = String(decoding: token, as: UTF8.self) }
+                switch tickets.issue(client: request.clientAddress, credential: credential) {
+                case let .success(issued):
+                    ticket = issued
+                case let .failure(refusal):
+                    let whose = switch refusal {
+                    case let .client(limit): " by your address (at most \(limit))"
+                    case let .credential(limit): " for your credential (at most \(limit))"
+                    case .full: ""
+                    }
+                    responder.send(.problem(status: .serviceUnavailable,
+                                            detail: "Too many stream tickets are outstanding\(whose); retry shortly.",
+                                            headers: [.retryAfter: "5"]))
+                    return
+                }
+            } else {
+                ticket = StreamTicketStore.unrecordedTicket()
             }
             responder.send(.json(TicketBody(ticket: ticket, expiresIn: tickets.expiresIn), status: .created,
                                  headers: [.cacheControl: "no-store"]))
