@@ -63,9 +63,12 @@ public struct EntityTagList: Equatable, Sendable {
 
     /// `etag` for the gzip-coded representation: a different tag, as two representations of
     /// one resource must have (`"5"` → `"5-gzip"`, weakness kept).
-    public static func gzipVariant(of etag: String) -> String {
+    public static func gzipVariant(of etag: String) -> String { variant(of: etag, coding: .gzip) }
+
+    /// `etag` for the representation in `coding`: `"5"` → `"5-gzip"` / `"5-br"`.
+    public static func variant(of etag: String, coding: AcceptEncoding.Coding) -> String {
         guard etag.hasSuffix("\"") else { return etag }
-        return String(etag.dropLast()) + "-gzip\""
+        return String(etag.dropLast()) + "-" + coding.rawValue + "\""
     }
 }
 

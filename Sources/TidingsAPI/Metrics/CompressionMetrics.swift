@@ -15,7 +15,8 @@ enum CompressionMetrics {
             for sample in samples { text += "tidings_\(name)\(sample.labels) \(sample.value)\n" }
         }
         counter("http_gzip_answers_total", "Answers sent gzip-coded.", [("", caching.gzipAnswers)])
-        counter("http_gzip_compressions_total", "Answers compressed (the rest of the gzip answers came from the cache).",
+        counter("http_br_answers_total", "Answers sent br-coded (Brotli).", [("", caching.brAnswers)])
+        counter("http_compressions_total", "Answers compressed, gzip or br (the rest of the coded answers came from the cache).",
                 [("", caching.compressions)])
         counter("gzip_streams_opened_total", "Event streams opened with Content-Encoding: gzip.", [("", counts.streamsOpened)])
         counter("stream_compressions_total",
