@@ -53,6 +53,9 @@ final class StreamHub {
     /// audit stream): read page by page at the pace the client reads (StreamHub+Replay).
     var store: (any ChangeStore)?
 
+    /// Waits for a revision another instance committed before a resume from it (nil: none).
+    var catchUp: StreamCatchUp?
+
     /// OFREP hook: re-encodes the frames of a stream whose coverage has `ofrep` (OpenFeature/).
     var ofrep: OFREPNotifications?
 
@@ -62,6 +65,19 @@ final class StreamHub {
     /// or `?lastEventId=`).
     func open(_ request: Request, responder: Responder, coverage: StreamCoverage) throws(ProblemDetails) {
         let resume = try Self.resumePoint(request)
+        // An id ahead of this instance: the store may have it (another instance's write, not
+        // applied here yet). Wait for it rather than answer `reset` (StreamCatchUp).
+        if case let .after(revision) = resume, revision > state.revision, let catchUp {
+            Task { @MainActor [weak self] in
+                await catchUp.wait(for: revision)
+                self?.start(request, responder: responder, coverage: coverage, resume: resume)
+            }
+            return
+        }
+        start(request, responder: responder, coverage: coverage, resume: resume)
+    }
+
+    private func start(_ request: Request, responder: Responder, coverage: StreamCoverage, resume: ResumePoint) {
         // nil also for HEAD: EventHTTP answered it with the stream's headers and no stream.
         guard let stream = responder.startEventStream() else { return }
         if server == nil { server = stream.owner }
