@@ -511,13 +511,10 @@ final class ConnectionGuard {
         // inside or ahead of an earlier one. If one is still unanswered, no "100 Continue" at
         // all — the client sends its body after its own short wait (RFC 9110 §10.1.1).
         guard requestsSeen == headsPassed, connection?.current == nil else { return }
+        // Nor while an earlier answer is still being written: the line must not pass it.
+        guard evbuffer_get_length(output) == 0 else { return }
         let line = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
-        if evbuffer_get_length(output) > 0 {
-            // An earlier answer is still being written: queue the line behind it.
-            _ = line.withUnsafeBytes { evbuffer_add(output, $0.baseAddress, $0.count) }
-        } else {
-            _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-        }
+        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
     }
 
     // MARK: Refusals
@@ -531,6 +528,9 @@ final class ConnectionGuard {
         state = .closed
         refusals[headsPassed] = refusal
         pass(Array("GET / HTTP/1.\(minorVersion)\r\nConnection: close\r\n\r\n".utf8), into: destination)
+        // Nothing after a refusal is read as a request: stop reading the socket while the
+        // stand-in waits its turn, rather than read and drop whatever the client keeps sending.
+        if let filter { bufferevent_setwatermark(filter, Int16(EV_READ), 0, 1) }
     }
 
     /// The same, from outside the filter callback (a timer): evhttp reads it as soon as it is
