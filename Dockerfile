@@ -15,10 +15,11 @@ ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 # ---- build ------------------------------------------------------------------------------------
 FROM ${SWIFT_IMAGE} AS build
-# Headers and pkg-config files for the C libraries the package links (CLibevent, CZlib, GRDB's SQLite).
+# Headers and pkg-config files for the C libraries the package links (CLibevent, CZlib, CBrotli,
+# GRDB's SQLite).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libevent-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev pkg-config \
+      libevent-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev libbrotli-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Package.swift pins every dependency to an exact version, so no Package.resolved is needed.
@@ -46,13 +47,14 @@ FROM ${RUNTIME_IMAGE} AS runtime
 #   libevent-2.1-7, libevent-pthreads-2.1-7  evhttp server and its pthreads glue
 #   libsqlite3-0                             the embedded store (GRDB)
 #   zlib1g                                   gzip answers and event streams (already in the base image)
+#   libbrotli1                               br answers
 #   libcurl4                                 Foundation's networking (upstream feed); no libxml2:
 #                                            nothing linked needs it (it would pull ICU, ~38 MB)
 #   tzdata, ca-certificates                  time zones and TLS roots for https feeds
 #   curl                                     the HEALTHCHECK probe
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libevent-2.1-7 libevent-pthreads-2.1-7 libsqlite3-0 zlib1g libcurl4 tzdata ca-certificates curl \
+      libevent-2.1-7 libevent-pthreads-2.1-7 libsqlite3-0 zlib1g libbrotli1 libcurl4 tzdata ca-certificates curl \
  && rm -rf /var/lib/apt/lists/*
 # RUNTIME-PACKAGES-END
 

@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 CONFIG ?= debug
-APT_PACKAGES := libevent-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev pkg-config
+APT_PACKAGES := libevent-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev libbrotli-dev pkg-config
 # What the tests start for real: a throwaway PostgreSQL cluster and nginx as the load balancer.
 TEST_APT_PACKAGES := postgresql nginx prometheus
 BIN_RELEASE := .build/release/tidings

@@ -45,11 +45,17 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // C: Google's Brotli encoder and decoder (`br` answers); one shim header.
+        .systemLibrary(
+            name: "CBrotli",
+            pkgConfig: "libbrotlienc",
+            providers: [.apt(["libbrotli-dev"])]
+        ),
         // Swift over evhttp. No domain words.
         .target(
             name: "EventHTTP",
             dependencies: [
-                "CLibevent", "CZlib",
+                "CLibevent", "CZlib", "CBrotli",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -156,7 +162,7 @@ let package = Package(
             ]
         ),
         // Starts the real `tidings` binary on an ephemeral port and talks real HTTP to it.
-        .testTarget(name: "EndToEndTests", dependencies: ["tidings", "TestFixtures", "CZlib"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["tidings", "TestFixtures", "CZlib", "CBrotli"]),
         // The client against the real `tidings` and `tidings-client` binaries on loopback.
         .testTarget(
             name: "TidingsClientTests",

@@ -15,7 +15,9 @@
 #   BENCH_TIDINGS_BIN=PATH   the server binary to measure as "tidings" (implies you built it)
 #   BENCH_TIDINGS_ARGS="..." extra flags for tidings (e.g. "--log-level warning")
 #   BENCH_STRICT=1           exit 1 when a goal is not met (default: only when something fails to run)
-#   BENCH_PARTS="a b c d d2 f e"  the parts to run (default: all), e.g. BENCH_PARTS="a b"
+#   BENCH_GZIP_STREAMS=10000 streams of each side of (g), gzip against identity
+#   BENCH_GZIP_VALUE=1000    bytes of English-like words in each (g2) change's value
+#   BENCH_PARTS="a b c d d2 f g g2 z e"  the parts to run (default: all), e.g. BENCH_PARTS="a b"
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,7 +35,9 @@ NCHAN=${BENCH_NCHAN:-1}
 SKIP_TIDINGS=${BENCH_SKIP_TIDINGS:-0}
 SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
 STRICT=${BENCH_STRICT:-0}
-PARTS=" ${BENCH_PARTS:-a b c d d2 f e} "
+GZIP_STREAMS=${BENCH_GZIP_STREAMS:-10000}
+GZIP_VALUE=${BENCH_GZIP_VALUE:-1000}
+PARTS=" ${BENCH_PARTS:-a b c d d2 f g g2 z e} "
 # part NAME: whether BENCH_PARTS includes it
 part() { case "$PARTS" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 read -r -a TIDINGS_EXTRA <<< "${BENCH_TIDINGS_ARGS:-}"
@@ -259,7 +263,65 @@ run_fanout() {
     FAN_HELD=$(kv "$line" held); FAN_RECV=$(kv "$line" received); FAN_EXP=$(kv "$line" expected)
     FAN_GEN=$(kv "$line" gen_cpu_pct); FAN_COMPLETE=$(kv "$line" complete)
     FAN_US=$(kv "$line" server_us_per_event); FAN_PROBE=$(kv "$line" probe_p99_ms); FAN_PUT=$(kv "$line" put_p99_ms)
-    FAN_SRV=$(kv "$line" server_cpu_pct)
+    FAN_SRV=$(kv "$line" server_cpu_pct); FAN_WIRE=$(kv "$line" wire_bytes_per_event); FAN_GZERR=$(kv "$line" gzip_errors)
+}
+
+# gzip_section NAME STREAMS [sse-fanout args...] : Tidings with STREAMS identity streams, then
+# (a fresh server) STREAMS gzip streams, the same changes; bytes on the wire per event, p99 and
+# server CPU per delivered event side by side (goal: gzip CPU/event <= 1.2x identity).
+gzip_section() {
+    local name=$1 streams=$2 id_wire id_p99 id_us id_ok gz_ok ratio v saved
+    shift 2
+    [ "$TIDINGS_OK" = 1 ] || { summary "$name" "tidings not measured"; return 0; }
+    id_ok=no; gz_ok=no
+    if start_tidings; then
+        if run_fanout "tidings identity" "$streams" "$@"; then
+            id_wire=$FAN_WIRE; id_p99=$FAN_P99; id_us=$FAN_US
+            [ "$FAN_ORDER" = yes ] && [ "$FAN_COMPLETE" = yes ] && id_ok=yes
+        fi
+        stop_server "$SERVER_PID"
+    fi
+    if start_tidings; then
+        if run_fanout "tidings gzip" "$streams" -g "$@"; then
+            [ "$FAN_ORDER" = yes ] && [ "$FAN_COMPLETE" = yes ] && [ "${FAN_GZERR:-1}" = 0 ] && gz_ok=yes
+            note "server: $(curl -s "http://127.0.0.1:$SERVER_PORT/metrics" | grep -E '^tidings_(stream_compressions_total|stream_gzip_deliveries_total|gzip_streams_opened_total)' | tr '\n' ' ')"
+        fi
+        stop_server "$SERVER_PID"
+    fi
+    if [ -z "${id_us:-}" ] || [ -z "${FAN_US:-}" ]; then summary "$name" "a run failed"; return 0; fi
+    ratio=$(awk -v g="$FAN_US" -v i="$id_us" 'BEGIN { if (i > 0) printf "%.2f", g / i; else print "n/a" }')
+    saved=$(awk -v g="$FAN_WIRE" -v i="$id_wire" 'BEGIN { if (i > 0) printf "%.0f", 100 * (1 - g / i); else print "n/a" }')
+    v=$(verdict "$ratio" le 1.2); missed "$v"
+    note "identity: ${id_wire} bytes/event on the wire, p99 ${id_p99} ms, ${id_us} us server CPU per delivered event, complete and in order: $id_ok"
+    note "gzip:     ${FAN_WIRE} bytes/event on the wire (${saved}% fewer), p99 ${FAN_P99} ms, ${FAN_US} us server CPU per delivered event (${ratio}x identity; goal <= 1.2x): $v; complete and in order, every chunk decoded: $gz_ok"
+    summary "$name bytes per event" "identity ${id_wire}, gzip ${FAN_WIRE} (${saved}% fewer)"
+    summary "$name p99 delivery" "identity ${id_p99} ms, gzip ${FAN_P99} ms"
+    summary "$name server CPU per event" "identity ${id_us} us, gzip ${FAN_US} us = ${ratio}x (goal <= 1.2x): $v; complete: identity $id_ok, gzip $gz_ok"
+}
+
+# answer_section : bytes and time of the contract and the page, identity against gzip and br (wrk,
+# one connection per thread so the time is one answer's; Transfer/sec over Requests/sec is the
+# bytes per answer).
+answer_section() {
+    [ "$TIDINGS_OK" = 1 ] || { summary "(z) contract and page" "tidings not measured"; return 0; }
+    start_tidings || return 0
+    local path coding label rps bytes p50 p99 tps
+    for path in /openapi.yaml /; do
+        for coding in identity gzip br; do
+            label="$path $coding"
+            local out
+            wrk -t1 -c1 -d2s -H "Accept-Encoding: $coding" "http://127.0.0.1:$SERVER_PORT$path" >/dev/null 2>&1 || true
+            out=$(wrk -t2 -c2 -d"${DURATION}s" --latency -H "Accept-Encoding: $coding" "http://127.0.0.1:$SERVER_PORT$path" 2>&1) || { fail "wrk $label"; continue; }
+            rps=$(echo "$out" | awk '/^Requests\/sec:/ { print $2 }')
+            tps=$(echo "$out" | awk '/^Transfer\/sec:/ { v = $2; u = substr(v, length(v) - 1); n = v + 0
+                if (u == "KB") n *= 1024; else if (u == "MB") n *= 1048576; else if (u == "GB") n *= 1073741824; print n }')
+            bytes=$(awk -v t="$tps" -v r="$rps" 'BEGIN { if (r > 0) printf "%.0f", t / r; else print 0 }')
+            p50=$(echo "$out" | awk '$1 == "50%" { print $2 }'); p99=$(echo "$out" | awk '$1 == "99%" { print $2 }')
+            note "$(printf '%-22s %8s bytes per answer (headers included), %8s answers/s, p50 %s, p99 %s' "$label" "$bytes" "$(fmt_int "$rps")" "$p50" "$p99")"
+            summary "(z) $label" "$bytes bytes/answer, $(fmt_int "$rps")/s, p50 $p50, p99 $p99"
+        done
+    done
+    stop_server "$SERVER_PID"
 }
 
 # fanout_section NAME STREAMS P99_GOAL KIB_GOAL PROBE_GOAL : the bare server, then Tidings.
@@ -370,7 +432,7 @@ if [ ${#need[@]} -gt 0 ]; then echo "missing tools: ${need[*]} (make bench insta
 mkdir -p "$BIN"
 # shellcheck disable=SC2046 # pkg-config output is meant to be split
 gcc -O2 -Wall -Wextra -o "$BIN/bare-evhttp" Benchmarks/bare-evhttp.c $(pkg-config --cflags --libs libevent)
-gcc -O2 -Wall -Wextra -pthread -o "$BIN/sse-fanout" Benchmarks/sse-fanout.c
+gcc -O2 -Wall -Wextra -pthread -o "$BIN/sse-fanout" Benchmarks/sse-fanout.c -lz
 note "C tools built in $BIN (bare-evhttp, sse-fanout)"
 
 TIDINGS_OK=0
@@ -446,6 +508,22 @@ fi
 if part f; then
 section "(f) nginx + nchan, $STREAMS streams (third reference)"
 nchan_section
+fi
+
+# ---------- (g) gzip event streams ----------
+if part g; then
+section "(g) gzip against identity streams: $GZIP_STREAMS streams each, $CHANGES changes ${INTERVAL} ms apart (short values)"
+gzip_section "(g) $GZIP_STREAMS streams" "$GZIP_STREAMS"
+fi
+if part g2; then
+section "(g2) the same with ~$GZIP_VALUE-byte text values"
+gzip_section "(g2) $GZIP_STREAMS streams, ~$GZIP_VALUE B values" "$GZIP_STREAMS" -V "$GZIP_VALUE"
+fi
+
+# ---------- (z) the contract and the page ----------
+if part z; then
+section "(z) GET /openapi.yaml and GET /: identity against gzip and br"
+answer_section
 fi
 
 # ---------- (e) ObservingBench ----------

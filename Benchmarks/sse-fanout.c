@@ -21,11 +21,22 @@
  *                   [-i 100] [-P SERVER_PID] [-c 500] [-T 60] [-W 10] [-t TOKEN]
  *                   [-w WRITE_PORT]   (PUTs to another instance: propagation A → B)
  *                   [-S N]   (streams from N loopback addresses 127.0.0.2..: N clients behind a proxy)
+ *                   [-g]     (ask for gzip streams: `Accept-Encoding: gzip`; see below)
+ *                   [-V BYTES] (each value is "<run>-<i> " and about BYTES of English-like words, so
+ *                               events are as large and as compressible as real text)
+ *
+ * With -g each stream must answer `Content-Encoding: gzip` (HTTP/1.1 chunked). Tidings sends a
+ * gzip stream as the 10-byte gzip header, then one chunk per event, each a raw deflate block
+ * sequence started from an empty window and ended on a sync-flush boundary (shared by every
+ * subscriber). So the generator decodes every chunk on its own with one shared raw inflater
+ * (inflateReset per chunk) instead of holding 32 KiB of inflate window per stream — which also
+ * checks that property: a chunk that needs an earlier one fails to decode and is counted.
+ * Either way it reports the body bytes on the wire (chunk framing included) per delivered event.
  * Last line of output: "RESULT key=value ..." for scripts. Exit status 0 when
  * every stream was held and got every event in order (complete), 1 otherwise,
  * 2 on a usage error.
  *
- * Build: gcc -O2 -pthread -o sse-fanout sse-fanout.c
+ * Build: gcc -O2 -pthread -o sse-fanout sse-fanout.c -lz
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -47,6 +58,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* ---------- options ---------- */
 static const char *o_host = "127.0.0.1";
@@ -62,6 +74,8 @@ static int o_tail_s = 10;          /* how long to wait after the last PUT */
 static const char *o_token = NULL;
 static const char *o_probe = NULL;
 static const char *o_method = "PUT"; /* -M: how a change is sent (nchan publishes with POST) */
+static int o_gzip = 0;
+static int o_value_pad = 0;         /* -V BYTES: words after "<run>-<i> " in every value */              /* -g: Accept-Encoding: gzip, inflate every event's chunk */
 static int o_ignore_ids = 0;        /* -I: ids are not revisions (nchan's are time:tag) */  /* -z PATH: a GET every 10 ms during the changes, timed */
 
 /* ---------- time ---------- */
@@ -133,6 +147,11 @@ struct conn {
     char ev_has_id;
     int ev_value_idx;   /* -2 no data, -1 foreign value, >= 0 the change index */
     char ev_is_snapshot_value;
+    /* gzip (-g): whether the answer is gzip, chunks seen, the chunk being collected */
+    char gzip;
+    int gz_chunks;
+    unsigned char *gz_buf;
+    size_t gz_len, gz_cap;
     /* per-stream results */
     char got_snapshot;
     char closed;
@@ -142,6 +161,12 @@ struct conn {
 
 static int g_epfd;
 static struct conn *g_conns;
+/* Stream body bytes read during the change phase (framing included), and -g's inflate. */
+static long long g_stream_rx_bytes;
+static z_stream g_inflate;
+static unsigned char *g_inflated;
+static size_t g_inflated_cap = 1 << 16;
+static long c_gzip_bad_chunks, c_not_gzip;
 static struct conn g_put;
 static struct conn g_probe;     /* index -2: the -z probe connection */
 static double g_probe_sent_ms;
@@ -240,8 +265,8 @@ static void send_stream_request(struct conn *c) {
     char req[512];
     int n = snprintf(req, sizeof req,
         "GET /preferences/%s/events HTTP/1.1\r\nHost: %s:%d\r\nAccept: text/event-stream\r\n"
-        "Cache-Control: no-cache\r\n%s%s%s\r\n",
-        o_key, o_host, o_port,
+        "Cache-Control: no-cache\r\n%s%s%s%s\r\n",
+        o_key, o_host, o_port, o_gzip ? "Accept-Encoding: gzip\r\n" : "",
         o_token ? "Authorization: Bearer " : "", o_token ? o_token : "", o_token ? "\r\n" : "");
     if (write_all(c->fd, req, (size_t)n) < 0) { perror("write stream request"); }
 }
@@ -314,7 +339,10 @@ static void sse_line(struct conn *c, double t) {
     char *l = c->line;
     size_t n = (size_t)c->line_len;
     l[n] = '\0';
-    if (c->line_overflow) { c->line_overflow = 0; return; } /* too long to be ours */
+    if (c->line_overflow) {   /* too long to be ours, unless -V made our values long */
+        c->line_overflow = 0;
+        if (!o_value_pad || strncmp(l, "data:", 5) != 0) return;
+    }
     if (n == 0) { dispatch_event(c, t); return; }
     if (l[0] == ':') { c_heartbeats++; return; }
     char *colon = memchr(l, ':', n);
@@ -351,7 +379,45 @@ static void sse_bytes(struct conn *c, const char *p, size_t n, double t) {
 
 static void put_response_done(struct conn *c, double t);
 
+/* -g: one whole chunk of a gzip stream: the gzip header (first chunk), or an event's piece,
+ * inflated on its own (see the top of the file). */
+static void gzip_chunk(struct conn *c, double t) {
+    const unsigned char *p = c->gz_buf;
+    size_t n = c->gz_len;
+    c->gz_len = 0;
+    if (c->gz_chunks++ == 0) {
+        if (n != 10 || p[0] != 0x1f || p[1] != 0x8b) c_gzip_bad_chunks++;
+        return;
+    }
+    inflateReset(&g_inflate);
+    g_inflate.next_in = (unsigned char *)p;
+    g_inflate.avail_in = (unsigned)n;
+    for (;;) {
+        g_inflate.next_out = g_inflated;
+        g_inflate.avail_out = (unsigned)g_inflated_cap;
+        int rc = inflate(&g_inflate, Z_SYNC_FLUSH);
+        size_t out = g_inflated_cap - g_inflate.avail_out;
+        if (out) sse_bytes(c, (const char *)g_inflated, out, t);
+        if (rc == Z_STREAM_END) return;   /* the final block: the stream's end */
+        if (rc != Z_OK && rc != Z_BUF_ERROR) { c_gzip_bad_chunks++; return; }
+        if (g_inflate.avail_in == 0 && g_inflate.avail_out > 0) return;
+    }
+}
+
 static void body_bytes(struct conn *c, const char *p, size_t n, double t) {
+    if (c->index >= 0 && c->is_sse && c->gzip) {
+        if (c->gz_len + n > c->gz_cap) {
+            size_t cap = c->gz_cap ? c->gz_cap * 2 : 4096;
+            while (cap < c->gz_len + n) cap *= 2;
+            unsigned char *grown = realloc(c->gz_buf, cap);
+            if (!grown) { c_gzip_bad_chunks++; return; }
+            c->gz_buf = grown;
+            c->gz_cap = cap;
+        }
+        memcpy(c->gz_buf + c->gz_len, p, n);
+        c->gz_len += n;
+        return;   /* decoded when the chunk is complete */
+    }
     if (c->index >= 0 && c->is_sse) sse_bytes(c, p, n, t);
     /* PUT bodies are not inspected: the status says whether it was acknowledged */
 }
@@ -387,7 +453,10 @@ static size_t feed_body(struct conn *c, const char *p, size_t n, double t) {
             body_bytes(c, p + i, take, t);
             i += take;
             c->chunk_left -= (long)take;
-            if (c->chunk_left == 0) c->cstate = CS_DATA_END;
+            if (c->chunk_left == 0) {
+                c->cstate = CS_DATA_END;
+                if (c->gzip && c->index >= 0) gzip_chunk(c, t);
+            }
             break;
         }
         case CS_DATA_END:
@@ -426,10 +495,13 @@ static int parse_headers(struct conn *c) {
                 c->content_left = strtol(v, NULL, 10);
             else if (nl == 12 && strncasecmp(line, "Content-Type", nl) == 0 && strncasecmp(v, "text/event-stream", 17) == 0)
                 c->is_sse = 1;
+            else if (nl == 16 && strncasecmp(line, "Content-Encoding", nl) == 0 && strncasecmp(v, "gzip", 4) == 0)
+                c->gzip = 1;
         }
         line = end;
     }
     if (c->chunked) c->content_left = -1;
+    if (o_gzip && c->index >= 0 && c->is_sse && (!c->gzip || !c->chunked)) { c_not_gzip++; c->gzip = 0; }
     return 0;
 }
 
@@ -519,8 +591,18 @@ static void send_put(int i) {
         }
         c_put_reconnects++;
     }
-    char body[128], req[768];
-    int bn = snprintf(body, sizeof body, "{\"value\":\"%s-%d\"}", g_run, i);
+    static char body[70000], req[72000];
+    static const char *words[] = { "the", "stream", "carries", "every", "change", "to", "each", "subscriber",
+        "once", "while", "preferences", "and", "things", "arrive", "in", "order", "with", "a", "revision",
+        "server", "sent", "events", "keep", "browsers", "informed", "about", "what", "happened", "since",
+        "they", "last", "looked", "at", "settings", "page", "value", "default", "update" };
+    int bn = snprintf(body, sizeof body, "{\"value\":\"%s-%d", g_run, i);
+    unsigned seed = 2654435761u * (unsigned)(i + 1);
+    while (o_value_pad > 0 && bn < o_value_pad + 32 && bn < (int)sizeof body - 64) {
+        seed = seed * 1103515245u + 12345u;
+        bn += snprintf(body + bn, sizeof body - (size_t)bn, " %s", words[(seed >> 16) % (sizeof words / sizeof *words)]);
+    }
+    bn += snprintf(body + bn, sizeof body - (size_t)bn, "\"}");
     int n = snprintf(req, sizeof req,
         "%s /preferences/%s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
         "Content-Length: %d\r\n%s%s%s\r\n%s",
@@ -637,6 +719,7 @@ static void on_ready(struct conn *c, uint32_t events, double t) {
     for (;;) {
         ssize_t r = read(c->fd, g_rbuf, sizeof g_rbuf);
         if (r > 0) {
+            if (g_phase == 1 && c->index >= 0) g_stream_rx_bytes += r;
             if (feed(c, g_rbuf, (size_t)r, t) < 0) {
                 if (c->index >= 0) stream_gone(c, c->status != 0); /* answered, but no snapshot: rejected */
                 else if (c == &g_probe) { close_conn(c); if (g_probe_inflight) c_probe_lost++; g_probe_inflight = 0; }
@@ -698,14 +781,14 @@ static void usage(const char *argv0) {
         "usage: %s -p PORT [-H HOST] [-k KEY] [-n STREAMS] [-m CHANGES] [-i INTERVAL_MS]\n"
         "          [-P SERVER_PID] [-c CONNECT_WINDOW] [-T OPEN_TIMEOUT_S] [-W TAIL_S] [-t TOKEN] [-z PROBE_PATH]\n"
         "          [-M PUT|POST] [-I (do not check ids)] [-w WRITE_PORT (PUTs go to another instance)]\n"
-        "          [-S SOURCES (streams from 127.0.0.2.. as that many clients)]\n"
+        "          [-S SOURCES (streams from 127.0.0.2.. as that many clients)] [-g (gzip streams)] [-V VALUE_BYTES]\n"
         "  defaults: -H 127.0.0.1 -k name -n 10000 -m 50 -i 100 -c 500 -T 60 -W 10\n", argv0);
     exit(2);
 }
 
 int main(int argc, char **argv) {
     int opt;
-    while ((opt = getopt(argc, argv, "H:p:k:n:m:i:P:c:T:W:t:z:M:Ihw:S:")) != -1) {
+    while ((opt = getopt(argc, argv, "H:p:k:n:m:i:P:c:T:W:t:z:M:Ihw:S:gV:")) != -1) {
         switch (opt) {
         case 'H': o_host = optarg; break;
         case 'p': o_port = atoi(optarg); break;
@@ -721,6 +804,8 @@ int main(int argc, char **argv) {
         case 'z': o_probe = optarg; break;
         case 'M': o_method = optarg; break;
         case 'I': o_ignore_ids = 1; break;
+        case 'g': o_gzip = 1; break;
+        case 'V': o_value_pad = atoi(optarg); if (o_value_pad < 0 || o_value_pad > 60000) usage(argv[0]); break;
         case 'w': o_write_port = atoi(optarg); break;
         case 'S': o_sources = atoi(optarg); if (o_sources < 0 || o_sources > 250) usage(argv[0]); break;
         default: usage(argv[0]);
@@ -729,6 +814,8 @@ int main(int argc, char **argv) {
     if (o_port <= 0 || o_streams <= 0 || o_changes <= 0 || o_interval_ms < 0 || o_connect_window <= 0) usage(argv[0]);
     signal(SIGPIPE, SIG_IGN);
     raise_nofile();
+    g_inflated = malloc(g_inflated_cap);
+    if (!g_inflated || inflateInit2(&g_inflate, -15) != Z_OK) { fprintf(stderr, "zlib: cannot start an inflater\n"); return 1; }
     memset(&g_addr, 0, sizeof g_addr);
     g_addr.sin_family = AF_INET;
     g_addr.sin_port = htons((unsigned short)o_port);
@@ -894,13 +981,19 @@ int main(int argc, char **argv) {
     if (srv_pct >= 0) printf("; server used %.2f s CPU = %.0f%% of one core", scpu1 - scpu0, srv_pct);
     printf("\n");
     if (us_per_event >= 0) printf("cost:     server CPU per delivered event %.2f us\n", us_per_event);
+    double wire_per_event = delivered > 0 ? (double)g_stream_rx_bytes / (double)delivered : 0;
+    printf("wire:     %lld stream body bytes read during the changes (chunk framing included) = %.1f bytes per delivered event%s\n",
+           g_stream_rx_bytes, wire_per_event, o_gzip ? " (gzip)" : "");
+    if (o_gzip) printf("gzip:     %ld streams not gzip-coded, %ld chunks that did not decode on their own\n", c_not_gzip, c_gzip_bad_chunks);
     if (o_probe) printf("probe:    GET %s every 10 ms during the changes: %ld answered, p50 %.2f ms, p99 %.2f ms, max %.2f ms, %d lost\n",
                         o_probe, g_probe_n, probe_p50, probe_p99, g_probe_n ? g_probe_lat[g_probe_n - 1] : 0.0, c_probe_lost);
     printf("RESULT streams=%d held=%d expected=%ld received=%ld in_order=%s complete=%s p50_ms=%.1f p90_ms=%.1f p99_ms=%.1f max_ms=%.1f "
            "kib_per_stream=%.2f gen_cpu_pct=%.0f server_cpu_pct=%.0f puts_2xx=%d puts_non2xx=%d "
-           "server_us_per_event=%.2f probe_n=%ld probe_p50_ms=%.2f probe_p99_ms=%.2f put_p50_ms=%.1f put_p99_ms=%.1f\n",
+           "server_us_per_event=%.2f probe_n=%ld probe_p50_ms=%.2f probe_p99_ms=%.2f put_p50_ms=%.1f put_p99_ms=%.1f "
+           "wire_bytes_per_event=%.1f gzip_errors=%ld\n",
            o_streams, held, expected, delivered, in_order ? "yes" : "no", complete ? "yes" : "no", p50, p90, p99, pmax,
            kib_per_stream, gen_pct, srv_pct, c_puts_2xx, c_puts_non2xx,
-           us_per_event, g_probe_n, probe_p50, probe_p99, pct(acks, na, 50), pct(acks, na, 99));
-    return (in_order && complete && held == o_streams) ? 0 : 1;
+           us_per_event, g_probe_n, probe_p50, probe_p99, pct(acks, na, 50), pct(acks, na, 99),
+           wire_per_event, c_not_gzip + c_gzip_bad_chunks);
+    return (in_order && complete && held == o_streams && c_not_gzip + c_gzip_bad_chunks == 0) ? 0 : 1;
 }

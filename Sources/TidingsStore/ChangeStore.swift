@@ -16,7 +16,7 @@
 ///   bytes (``Change/byteCount``).
 ///
 /// All methods may be called from any thread; none blocks the caller's thread for a commit.
-public protocol ChangeStore: AnyObject, Sendable {
+public protocol ChangeStore: AnyObject, Sendable, HistoryStore {
     /// Everything the store holds now, read in one transaction.
     func loadSnapshot() async throws -> StoreSnapshot
 
@@ -60,16 +60,37 @@ public protocol ChangeStore: AnyObject, Sendable {
     func acquireLease(_ name: String, holder: String, duration: Duration) async throws -> Bool
 }
 
-/// How much history a ``ChangeStore`` keeps (`--replay-buffer`, `--replay-bytes`).
+/// How much history a ``ChangeStore`` keeps: upper bounds (`--history-bytes`, `--history-days`,
+/// and a row count for tests) and lower bounds (`--replay-buffer`, `--replay-bytes`: the newest
+/// rows within both are kept whatever the upper bounds say, so resume always reaches them).
+///
+/// Rows are dropped oldest first. Dropping never loses the current state: what a dropped row
+/// set is folded into the store's history base (see ``HistoryFloor``), so as-of reads and
+/// rollbacks work from the oldest retained revision on.
 public struct ChangeStoreLimits: Sendable, Hashable {
     /// Change rows kept at most.
     public var historyCount: Int
     /// Bytes of change rows kept at most (sum of ``Change/byteCount``).
     public var historyBytes: Int
+    /// Rows older than this (by ``Change/at``) are dropped; nil keeps them whatever their age.
+    public var historyAge: Duration?
+    /// The newest rows kept whatever the upper bounds say: at least this many rows...
+    public var keepCount: Int
+    /// ... as long as they also fit in this many bytes (the replay window of `Last-Event-ID`).
+    public var keepBytes: Int
 
-    public init(historyCount: Int = 10_000, historyBytes: Int = 64 << 20) {
+    public init(historyCount: Int = Int.max, historyBytes: Int = 256 << 20, historyAge: Duration? = nil,
+                keepCount: Int = 0, keepBytes: Int = 0) {
         self.historyCount = historyCount
         self.historyBytes = historyBytes
+        self.historyAge = historyAge
+        self.keepCount = keepCount
+        self.keepBytes = keepBytes
+    }
+
+    /// Microseconds of ``historyAge`` (nil: no age bound).
+    var ageMicroseconds: Int64? {
+        historyAge.map { Int64($0.components.seconds) * 1_000_000 + Int64($0.components.attoseconds / 1_000_000_000_000) }
     }
 }
 
@@ -79,10 +100,22 @@ public struct StoreWrite: Sendable, Hashable {
     /// Preference keys whose durable revision (0 when never set) must be one of these set's
     /// members (`If-Match`); an empty set never matches. Checked before any operation runs.
     public var expectedRevisions: [String: Set<UInt64>]
+    /// `If-Match` on the global revision: the revision the store is at when this write runs
+    /// must be one of these (nil: no condition). Fails with
+    /// ``StoreError/preconditionFailed(key:current:)`` with an empty key.
+    public var expectedGlobalRevisions: Set<UInt64>?
+    /// Who asked for it (a credential's name), recorded with every change it makes.
+    public var actor: String
+    /// Why (`Tidings-Reason`), recorded with every change it makes.
+    public var reason: String?
 
-    public init(_ operations: [WriteOperation], expectedRevisions: [String: Set<UInt64>] = [:]) {
+    public init(_ operations: [WriteOperation], expectedRevisions: [String: Set<UInt64>] = [:],
+                actor: String = "", reason: String? = nil) {
         self.operations = operations
         self.expectedRevisions = expectedRevisions
+        self.actor = actor
+        self.reason = reason
+        self.expectedGlobalRevisions = nil
     }
 }
 
@@ -125,19 +158,35 @@ public struct Change: Sendable, Hashable {
     /// The global revision this change took.
     public var revision: UInt64
     public var kind: Kind
+    /// When it was committed: microseconds since 1970 (UTC) on the committing server's clock,
+    /// never earlier than the change before it (so "as of a time" is one revision).
+    public var at: Int64
+    /// The name of the credential that made it ("" for rows older than the history).
+    public var actor: String
+    /// The writer's `Tidings-Reason`, if any.
+    public var reason: String?
+    /// What it replaced: a preference's previous stored JSON (nil: its default), or before a
+    /// things replacement the previous list as a JSON array; nil for add, remove and posts.
+    public var before: String?
 
-    public init(revision: UInt64, kind: Kind) {
+    public init(revision: UInt64, kind: Kind, at: Int64 = 0, actor: String = "", reason: String? = nil,
+                before: String? = nil) {
         self.revision = revision
         self.kind = kind
+        self.at = at
+        self.actor = actor
+        self.reason = reason
+        self.before = before
     }
 
     /// What the row costs against ``ChangeStoreLimits/historyBytes``: the UTF-8 bytes of its
     /// text fields plus a fixed 32 for the rest. Both stores count the same way.
     public var byteCount: Int {
+        let metadata = actor.utf8.count + (reason?.utf8.count ?? 0) + (before?.utf8.count ?? 0)
         switch kind {
-        case let .preference(key, json): return 32 + key.utf8.count + (json?.utf8.count ?? 0)
-        case let .things(_, thing, list): return 32 + (thing?.utf8.count ?? 0) + list.reduce(0) { $0 + $1.utf8.count + 3 }
-        case let .posts(document): return 32 + document.utf8.count
+        case let .preference(key, json): return 32 + metadata + key.utf8.count + (json?.utf8.count ?? 0)
+        case let .things(_, thing, list): return 32 + metadata + (thing?.utf8.count ?? 0) + list.reduce(0) { $0 + $1.utf8.count + 3 }
+        case let .posts(document): return 32 + metadata + document.utf8.count
         }
     }
 }

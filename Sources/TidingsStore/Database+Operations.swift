@@ -24,11 +24,12 @@ extension Database {
         }
     }
 
-    /// Applies `operation` as revision `revision` and logs it; nil when it changed nothing (then
-    /// the revision is not used).
-    func apply(_ operation: WriteOperation, revision: UInt64) throws -> Change? {
+    /// Applies `operation` as revision `revision` and logs it with `stamp` (when, who, why);
+    /// nil when it changed nothing (then the revision is not used).
+    func apply(_ operation: WriteOperation, revision: UInt64, stamp: ChangeStamp = ChangeStamp()) throws -> Change? {
         let rev = Int64(revision)
         let kind: Change.Kind
+        var before: String?
         switch operation {
         case let .setPreference(key, json, defaultJSON):
             let row = try Row.fetchOne(cachedStatement(sql: "SELECT value FROM preference WHERE key = ?"), arguments: [key])
@@ -37,6 +38,7 @@ extension Database {
             // equivalence ("é" == "e\u{301}"), which made a change a no-op here alone, and costs
             // time quadratic in a run of combining marks.
             if (stored ?? defaultJSON).utf8.elementsEqual((json ?? defaultJSON).utf8) { return nil }
+            before = stored
             do {
                 try cachedStatement(sql: """
                     INSERT INTO preference (key, value, revision) VALUES (?, ?, ?)
@@ -64,7 +66,9 @@ extension Database {
             for thing in things where !seen.insert(thing).inserted {
                 throw StoreError.duplicateThing(thing)
             }
-            if try thingList().elementsEqual(things, by: { $0.utf8.elementsEqual($1.utf8) }) { return nil }
+            let current = try thingList()
+            if current.elementsEqual(things, by: { $0.utf8.elementsEqual($1.utf8) }) { return nil }
+            before = ChangeRow.listJSON(current)
             try execute(sql: "DELETE FROM thing")
             let insert = try cachedStatement(sql: "INSERT INTO thing (text, position) VALUES (?, ?)")
             for (index, thing) in things.enumerated() {
@@ -83,48 +87,20 @@ extension Database {
         if case .things = kind {
             try cachedStatement(sql: "UPDATE meta SET thingsRevision = ? WHERE id = 1").execute(arguments: [rev])
         }
-        let change = Change(revision: revision, kind: kind)
+        let change = Change(revision: revision, kind: kind, at: stamp.at, actor: stamp.actor, reason: stamp.reason, before: before)
         let row = ChangeRow(change.kind)
-        try cachedStatement(sql: "INSERT INTO change (revision, kind, op, subject, value, bytes) VALUES (?, ?, ?, ?, ?, ?)")
-            .execute(arguments: [rev, row.kind, row.op, row.subject, row.value, change.byteCount])
+        try cachedStatement(sql: """
+            INSERT INTO change (revision, kind, op, subject, value, bytes, at, actor, reason, before)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [rev, row.kind, row.op, row.subject, row.value, change.byteCount,
+                                     stamp.at, stamp.actor, stamp.reason, before])
         try cachedStatement(sql: "UPDATE meta SET historyBytes = historyBytes + ? WHERE id = 1")
             .execute(arguments: [change.byteCount])
         return change
     }
 
-    private func thingList() throws -> [String] {
+    func thingList() throws -> [String] {
         try String.fetchAll(cachedStatement(sql: "SELECT text FROM thing ORDER BY position"))
-    }
-
-    /// Drops the oldest change rows until at most `limits.historyCount` rows and
-    /// `limits.historyBytes` bytes remain.
-    func pruneHistory(_ limits: ChangeStoreLimits) throws {
-        guard let meta = try Row.fetchOne(cachedStatement(sql: "SELECT revision, historyBytes FROM meta WHERE id = 1")) else { return }
-        let revision: Int64 = meta["revision"]
-        var bytes: Int64 = meta["historyBytes"]
-        guard var oldest = try Int64.fetchOne(cachedStatement(sql: "SELECT MIN(revision) FROM change")) else { return }
-        var count = revision - oldest + 1
-        var removedBytes: Int64 = 0
-        while count > Int64(limits.historyCount) || bytes > Int64(limits.historyBytes) {
-            let rows = try Row.fetchAll(cachedStatement(sql: "SELECT revision, bytes FROM change WHERE revision >= ? ORDER BY revision LIMIT 256"),
-                                        arguments: [oldest])
-            if rows.isEmpty { break }
-            var last = oldest
-            for row in rows {
-                guard count > Int64(limits.historyCount) || bytes > Int64(limits.historyBytes) else { break }
-                let rowBytes: Int64 = row["bytes"]
-                last = row["revision"]
-                bytes -= rowBytes
-                removedBytes += rowBytes
-                count -= 1
-            }
-            try cachedStatement(sql: "DELETE FROM change WHERE revision <= ?").execute(arguments: [last])
-            oldest = last + 1
-            if count <= 0 { break }
-        }
-        if removedBytes > 0 {
-            try cachedStatement(sql: "UPDATE meta SET historyBytes = MAX(0, historyBytes - ?) WHERE id = 1").execute(arguments: [removedBytes])
-        }
     }
 
     func readSnapshot() throws -> StoreSnapshot {
@@ -157,7 +133,7 @@ extension Database {
             throw StoreError.changesPruned(oldestAvailable: oldest ?? current + 1)
         }
         return try Row.fetchAll(
-            cachedStatement(sql: "SELECT revision, kind, op, subject, value FROM change WHERE revision > ? ORDER BY revision LIMIT ?"),
+            cachedStatement(sql: "SELECT \(Self.changeColumns) FROM change WHERE revision > ? ORDER BY revision LIMIT ?"),
             arguments: [Int64(revision), max(limit, 1)]
         ).map(Self.change)
     }
@@ -167,7 +143,7 @@ extension Database {
         guard maxCount > 0, maxBytes > 0 else { return [] }
         var result: [Change] = []
         var total = 0
-        let rows = try Row.fetchCursor(self, sql: "SELECT revision, kind, op, subject, value, bytes FROM change ORDER BY revision DESC LIMIT ?",
+        let rows = try Row.fetchCursor(self, sql: "SELECT \(Self.changeColumns), bytes FROM change ORDER BY revision DESC LIMIT ?",
                                        arguments: [maxCount])
         while let row = try rows.next() {
             let bytes: Int = row["bytes"]
@@ -178,13 +154,24 @@ extension Database {
         return result.reversed()
     }
 
-    private static func change(_ row: Row) throws -> Change {
+    /// The columns ``change(_:)`` reads.
+    static let changeColumns = "revision, kind, op, subject, value, at, actor, reason, before"
+
+    static func change(_ row: Row) throws -> Change {
         let revision: Int64 = row["revision"]
         guard let kind = ChangeRow(kind: row["kind"], op: row["op"], subject: row["subject"], value: row["value"]).decoded else {
             throw StoreError.database("unreadable change-log entry at revision \(revision)")
         }
-        return Change(revision: UInt64(revision), kind: kind)
+        return Change(revision: UInt64(revision), kind: kind, at: row["at"], actor: row["actor"],
+                      reason: row["reason"], before: row["before"])
     }
+}
+
+/// When, by whom and why the changes of one write were made.
+struct ChangeStamp: Sendable {
+    var at: Int64 = 0
+    var actor: String = ""
+    var reason: String?
 }
 
 /// How a change is spelled in the change table (shared by both stores' encodings).
@@ -205,10 +192,15 @@ struct ChangeRow {
         switch kind {
         case let .preference(key, json): self.init(kind: "preference", op: nil, subject: key, value: json)
         case let .things(op, thing, list):
-            let data = (try? JSONEncoder().encode(list)) ?? Data("[]".utf8)
-            self.init(kind: "things", op: op.rawValue, subject: thing, value: String(decoding: data, as: UTF8.self))
+            self.init(kind: "things", op: op.rawValue, subject: thing, value: Self.listJSON(list))
         case let .posts(document): self.init(kind: "posts", op: nil, subject: nil, value: document)
         }
+    }
+
+    /// A thing list as the change table spells it (a JSON array).
+    static func listJSON(_ list: [String]) -> String {
+        let data = (try? JSONEncoder().encode(list)) ?? Data("[]".utf8)
+        return String(decoding: data, as: UTF8.self)
     }
 
     var decoded: Change.Kind? {

@@ -34,8 +34,11 @@ public final class SQLiteStore: ChangeStore {
     /// Several processes may open the same directory at the same moment: switching to WAL and
     /// migrating happen under an exclusive `flock` on `tidings.sqlite.lock`, so the second one
     /// waits for the first instead of failing with "database is locked".
+    ///
+    /// `clock` stamps each commit's records (`at`) and drives retention by age; tests move it.
     public init(directory: URL, limits: ChangeStoreLimits = ChangeStoreLimits(),
-                pollInterval: Duration = .milliseconds(100)) throws {
+                pollInterval: Duration = .milliseconds(100),
+                clock: @escaping @Sendable () -> Date = { Date() }) throws {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let path = directory.appendingPathComponent(Self.fileName).path
@@ -58,7 +61,7 @@ public final class SQLiteStore: ChangeStore {
                 try Schema.migrator.migrate(database)
                 return database
             }
-            writer = StoreWriter(database: database, limits: limits)
+            writer = StoreWriter(database: database, limits: limits, clock: clock)
             let (seconds, attoseconds) = pollInterval.components
             self.pollInterval = .nanoseconds(max(1_000_000, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
         } catch {
@@ -103,6 +106,14 @@ public final class SQLiteStore: ChangeStore {
 
     public func recentChanges(maxCount: Int, maxBytes: Int) async throws -> [Change] {
         try await read { try $0.readRecentChanges(maxCount: maxCount, maxBytes: maxBytes) }
+    }
+
+    public func history(_ query: HistoryQuery) async throws -> [Change] {
+        try await read { try $0.readHistory(query) }
+    }
+
+    public func state(asOf point: HistoryPoint) async throws -> HistoricalState {
+        try await read { try $0.readState(asOf: point) }
     }
 
     /// Polls `PRAGMA data_version` (every `pollInterval` given at init) and rings on every

@@ -1,3 +1,4 @@
+import Foundation
 internal import GRDB
 
 /// The database schema, created and upgraded by GRDB's migrator. Append new migrations; never
@@ -72,6 +73,43 @@ enum Schema {
                     expires REAL NOT NULL
                 ) WITHOUT ROWID;
                 """)
+        }
+        // v4: the change table becomes the history — each row says when (`at`, microseconds,
+        // never earlier than the row before: meta.lastAt), who (`actor`), why (`reason`) and
+        // what it replaced (`before`). Checkpoints of the whole state every
+        // HistoryCheckpoints.interval revisions keep as-of reads short; `history_base` is the
+        // state just before the oldest retained row (what pruning folded away). Rows from
+        // before this migration get the migration's time and an empty actor; when older rows
+        // were already pruned, as-of reads start at the current revision.
+        migrator.registerMigration("v4") { db in
+            let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+            try db.execute(sql: """
+                ALTER TABLE change ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE change ADD COLUMN actor TEXT NOT NULL DEFAULT '';
+                ALTER TABLE change ADD COLUMN reason TEXT;
+                ALTER TABLE change ADD COLUMN before TEXT;
+                ALTER TABLE meta ADD COLUMN lastAt INTEGER NOT NULL DEFAULT 0;
+                CREATE INDEX change_at ON change (at);
+                CREATE INDEX change_subject ON change (subject, revision);
+                CREATE TABLE checkpoint (revision INTEGER PRIMARY KEY, state TEXT NOT NULL);
+                CREATE TABLE history_base (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    revision INTEGER NOT NULL,
+                    state TEXT NOT NULL
+                );
+                """)
+            try db.execute(sql: "UPDATE change SET at = ?", arguments: [now])
+            try db.execute(sql: "UPDATE meta SET lastAt = ? WHERE revision > 0", arguments: [now])
+            let oldest = try Int64.fetchOne(db, sql: "SELECT MIN(revision) FROM change")
+            let revision = try db.storedRevision()
+            if oldest == 1 || (oldest == nil && revision == 0) {
+                try db.execute(sql: "INSERT INTO history_base (id, revision, state) VALUES (1, 0, '{}')")
+            } else {
+                var base = try db.currentCheckpointState()
+                base.a = now
+                try db.execute(sql: "INSERT INTO history_base (id, revision, state) VALUES (1, ?, ?)",
+                               arguments: [Int64(revision), base.json])
+            }
         }
         return migrator
     }

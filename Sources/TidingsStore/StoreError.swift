@@ -14,6 +14,11 @@ public enum StoreError: Error, Sendable, Hashable {
     case changesPruned(oldestAvailable: UInt64)
     /// `If-Match`: the key's durable revision is `current`, not one the write expected.
     case preconditionFailed(key: String, current: UInt64)
+    /// An as-of read or rollback named a revision (or time) older than the retained history;
+    /// `oldestReadable` is the oldest revision that can still be read.
+    case beyondHistory(oldestReadable: UInt64)
+    /// An as-of read named a revision newer than the current one.
+    case futureRevision(current: UInt64)
     /// The database cannot be reached right now (PostgreSQL down, connection lost); nothing
     /// was written. Retry later.
     case unavailable(String)

@@ -26,9 +26,13 @@ final class StoreWriter: @unchecked Sendable {
     /// number of callers in it; throwing makes the transaction fail as a failed COMMIT would.
     var beforeCommit: ((Int) throws -> Void)?
 
-    init(database: DatabaseQueue, limits: ChangeStoreLimits) {
+    /// The commit clock (records' `at`, retention by age); tests move it.
+    private let clock: @Sendable () -> Date
+
+    init(database: DatabaseQueue, limits: ChangeStoreLimits, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.limits = limits
+        self.clock = clock
     }
 
     deinit {
@@ -80,14 +84,21 @@ final class StoreWriter: @unchecked Sendable {
             // between reading the counter and writing the next one.
             try db.inTransaction(.immediate) {
                 var revision = try db.storedRevision()
+                let started = revision
+                let now = Int64((self.clock().timeIntervalSince1970 * 1_000_000).rounded(.down))
+                let at = try db.commitTime(now: now)
                 for commit in batch {
+                    let stamp = ChangeStamp(at: at, actor: commit.write.actor, reason: commit.write.reason)
                     var next = revision
                     var changes: [Change] = []
                     do {
                         try db.inSavepoint {
+                            if let accepted = commit.write.expectedGlobalRevisions, !accepted.contains(next) {
+                                throw StoreError.preconditionFailed(key: "", current: next)
+                            }
                             try db.checkExpectedRevisions(commit.write.expectedRevisions)
                             for operation in commit.write.operations {
-                                if let change = try db.apply(operation, revision: next + 1) {
+                                if let change = try db.apply(operation, revision: next + 1, stamp: stamp) {
                                     next += 1
                                     changes.append(change)
                                 }
@@ -107,7 +118,11 @@ final class StoreWriter: @unchecked Sendable {
                 }
                 if operationCount > 0 {
                     try db.setStoredRevision(revision)
-                    try db.pruneHistory(self.limits)
+                    try db.setLastCommitTime(at)
+                    if HistoryCheckpoints.crossed(from: started, to: revision) {
+                        try db.writeCheckpoint(revision: revision)
+                    }
+                    try db.pruneHistory(self.limits, now: now)
                 }
                 try self.beforeCommit?(batch.count)
                 return .commit

@@ -51,6 +51,12 @@ struct TidingsCommand: ParsableCommand {
     var maxConnectionsPerClient: Int?
     @Option(name: .customLong("stream-workers"), help: "Threads that write event streams; 0 = one per core but one, at least one (default 0). Env: TIDINGS_STREAM_WORKERS")
     var streamWorkers: Int?
+    @Option(name: .customLong("tokens"), help: "JSON file of named credentials [{\"name\", \"role\": \"read\"|\"write\", \"token\"|\"sha256\"}], reloaded on SIGHUP. Env: TIDINGS_TOKENS")
+    var tokensFile: String?
+    @Option(name: .customLong("history-days"), help: "Days of change history kept (default 30; fractions allowed). Env: TIDINGS_HISTORY_DAYS")
+    var historyDays: Double?
+    @Option(name: .customLong("history-bytes"), help: "Bytes of change history kept (default 268435456). Env: TIDINGS_HISTORY_BYTES")
+    var historyBytes: Int?
     @Option(name: .customLong("trusted-proxy"), help: "Address or CIDR range of a proxy whose X-Forwarded-For / Forwarded names the client (repeatable). Env: TIDINGS_TRUSTED_PROXY (comma-separated)")
     var trustedProxies: [String] = []
     @Option(name: .customLong("max-streams"), help: "Event streams open at once (default: the descriptor limit less 10%, at least 256). Env: TIDINGS_MAX_STREAMS")
@@ -102,6 +108,9 @@ struct TidingsCommand: ParsableCommand {
         configuration.bodyTimeout = try number(bodyTimeout, "BODY_TIMEOUT", configuration.bodyTimeout)
         configuration.maxConnectionsPerClient = try number(maxConnectionsPerClient, "MAX_CONNECTIONS_PER_CLIENT", configuration.maxConnectionsPerClient)
         configuration.streamWorkers = try number(streamWorkers, "STREAM_WORKERS", configuration.streamWorkers)
+        configuration.tokensFile = tokensFile ?? env("TOKENS")
+        configuration.historyDays = try number(historyDays, "HISTORY_DAYS", configuration.historyDays)
+        configuration.historyBytes = try number(historyBytes, "HISTORY_BYTES", configuration.historyBytes)
         configuration.logLevel = (logLevel ?? env("LOG_LEVEL") ?? configuration.logLevel).lowercased()
         configuration.trustedProxies = list(trustedProxies, "TRUSTED_PROXY")
         if let maxStreams {
@@ -140,6 +149,12 @@ struct TidingsCommand: ParsableCommand {
         }
         guard configuration.replayBytes >= 0 else {
             throw ValidationError("--replay-bytes must be 0 or more.")
+        }
+        guard configuration.historyDays > 0, configuration.historyDays.isFinite, configuration.historyDays <= 36_500 else {
+            throw ValidationError("--history-days must be more than 0 (and at most 36500).")
+        }
+        guard configuration.historyBytes >= 0 else {
+            throw ValidationError("--history-bytes must be 0 or more.")
         }
         guard configuration.headerTimeout > 0, configuration.headerTimeout.isFinite else {
             throw ValidationError("--header-timeout must be more than 0 seconds.")

@@ -78,6 +78,14 @@ if ProcessInfo.processInfo.environment["TIDINGS_TEST_STALL_ON_SIGUSR1"] == "1" {
 }
 #endif
 
+// SIGHUP: reload the --tokens file (a bad one keeps the credentials in force, logged).
+loop.onSignal(SIGHUP) {
+    MainActor.assumeIsolated {
+        logger.info("received SIGHUP: reloading credentials")
+        app.reloadCredentials()
+    }
+}
+
 print("tidings listening on \(configuration.baseURL(port: port))")
 fflush(nil)  // all streams: the listening line must reach a pipe at once
 logger.info("listening", metadata: ["port": "\(port)", "dataDir": "\(configuration.dataDir)"])

@@ -109,7 +109,7 @@ final class CachingTests: XCTestCase {
             XCTAssertNil(identity.header("Content-Encoding"), route)
             XCTAssertEqual(identity.header("Vary"), "Accept-Encoding", route)
             XCTAssertGreaterThan(identity.body.count, 1_024, route)
-            let compressed = try server.get(route, headers: ["Accept-Encoding": "gzip, deflate, br"])
+            let compressed = try server.get(route, headers: ["Accept-Encoding": "gzip, deflate"])
             XCTAssertEqual(compressed.header("Content-Encoding"), "gzip", route)
             XCTAssertEqual(compressed.header("Vary"), "Accept-Encoding", route)
             XCTAssertEqual(compressed.header("Content-Type"), identity.header("Content-Type"), route)
@@ -124,6 +124,31 @@ final class CachingTests: XCTestCase {
         }
     }
 
+    func test_br_round_trips_with_its_own_tag() throws {
+        XCTAssertEqual(try server.get("/posts?wait=10").json?["state"] as? String, "loaded")
+        for route in ["/openapi.yaml", "/", "/posts", "/sample/posts"] {
+            let identity = try server.get(route)
+            let compressed = try server.get(route, headers: ["Accept-Encoding": "gzip, deflate, br, zstd"])
+            XCTAssertEqual(compressed.header("Content-Encoding"), "br", route)
+            XCTAssertEqual(compressed.header("Vary"), "Accept-Encoding", route)
+            XCTAssertEqual(try BrotliDecoder.decode(compressed.body), identity.body, route)
+            let gzip = try server.get(route, headers: ["Accept-Encoding": "gzip"])
+            XCTAssertLessThan(compressed.body.count, gzip.body.count, route)
+            let tag = try XCTUnwrap(identity.header("ETag"))
+            let brTag = try XCTUnwrap(compressed.header("ETag"))
+            XCTAssertEqual(brTag, String(tag.dropLast()) + "-br\"", route)
+            XCTAssertEqual(try server.get(route, headers: ["Accept-Encoding": "br", "If-None-Match": brTag]).status, 304)
+            XCTAssertEqual(try server.get(route, headers: ["Accept-Encoding": "br", "If-None-Match": gzip.header("ETag")!]).status, 200)
+            let head = try server.request("HEAD", route, headers: ["Accept-Encoding": "br"])
+            XCTAssertEqual(head.header("Content-Length"), String(compressed.body.count), route)
+            XCTAssertEqual(head.header("Content-Encoding"), "br", route)
+        }
+        // Event streams stay gzip: a request that prefers br gets a gzip stream.
+        let stream = try server.openEventStream("/preferences/age/events", headers: ["Accept-Encoding": "br, gzip"])
+        XCTAssertEqual(stream.reply.header("Content-Encoding"), "gzip")
+        XCTAssertEqual(try stream.nextEvent().json?["value"] as? Int, 5)
+    }
+
     func test_small_answers_are_not_compressed_and_q_values_are_honoured() throws {
         for route in ["/healthz", "/preferences/age", "/things"] {
             let reply = try server.get(route, headers: ["Accept-Encoding": "gzip"])
@@ -132,21 +157,30 @@ final class CachingTests: XCTestCase {
             XCTAssertEqual(reply.header("Vary"), "Accept-Encoding", route)
         }
         let route = "/openapi.yaml"
+        let identity = try server.get(route).body
         func coding(_ acceptEncoding: String) throws -> String? {
             let reply = try server.get(route, headers: ["Accept-Encoding": acceptEncoding])
             XCTAssertEqual(reply.status, 200)
-            if reply.header("Content-Encoding") == "gzip" { _ = try GzipDecoder.decode(reply.body) }
+            switch reply.header("Content-Encoding") {
+            case "gzip": XCTAssertEqual(try GzipDecoder.decode(reply.body), identity)
+            case "br": XCTAssertEqual(try BrotliDecoder.decode(reply.body), identity)
+            default: XCTAssertEqual(reply.body, identity)
+            }
             return reply.header("Content-Encoding")
         }
         XCTAssertEqual(try coding("gzip"), "gzip")
         XCTAssertEqual(try coding("GZIP;q=0.5"), "gzip")
         XCTAssertEqual(try coding("x-gzip"), "gzip")
-        XCTAssertEqual(try coding("*"), "gzip")
+        XCTAssertEqual(try coding("*"), "br", "br wins a tie: it is smaller")
+        XCTAssertEqual(try coding("gzip, br;q=0.5"), "gzip")
+        XCTAssertEqual(try coding("*, br;q=0"), "gzip")
         XCTAssertNil(try coding("gzip;q=0"))
         XCTAssertNil(try coding("gzip;q=0.000, deflate"))
-        XCTAssertNil(try coding("br, deflate"))
+        XCTAssertEqual(try coding("br, deflate"), "br")
+        XCTAssertNil(try coding("deflate, zstd"))
         XCTAssertNil(try coding("identity"))
-        XCTAssertNil(try coding("*, gzip;q=0"))
+        XCTAssertEqual(try coding("*, gzip;q=0"), "br")
+        XCTAssertNil(try coding("*, gzip;q=0, br;q=0"))
         XCTAssertNil(try coding("gzip;q=0.5, identity;q=1"))
         // Identity refused: even a small answer is compressed when gzip is acceptable.
         let small = try server.get("/healthz", headers: ["Accept-Encoding": "gzip, identity;q=0"])

@@ -8,9 +8,10 @@ import XCTest
 final class ReloadResetTests: XCTestCase {
     func test_streams_on_an_instance_that_reloads_from_a_snapshot_get_reset_the_current_values_then_live_events() throws {
         let directory = try TemporaryDirectory()
-        // A short replay buffer: the store then keeps its floor of 1,000 changes.
-        let writer = try TidingsProcess(arguments: ["--replay-buffer", "10"], dataDirectory: directory.url)
-        let behind = try TidingsProcess(arguments: ["--replay-buffer", "10"], dataDirectory: directory.url)
+        // A short replay buffer and a short history: the store keeps about 400 changes.
+        let flags = ["--replay-buffer", "10", "--history-bytes", "20000"]
+        let writer = try TidingsProcess(arguments: flags, dataDirectory: directory.url)
+        let behind = try TidingsProcess(arguments: flags, dataDirectory: directory.url)
         defer { writer.stop(); behind.stop() }
 
         let preferences = try behind.openEventStream("/preferences/events?keys=age")
@@ -20,7 +21,7 @@ final class ReloadResetTests: XCTestCase {
         guard case .retry = try ofrep.nextMessage(timeout: 2) else { return XCTFail("no retry: line") }
         let start = UInt64(snapshot.id ?? "") ?? 0
 
-        // Stopped, `behind` cannot follow; the store keeps at least 1,000 changes, so 1,300 more
+        // Stopped, `behind` cannot follow; the store keeps about 400 changes, so 1,300 more
         // prune the history past the revision it last applied.
         let pid = behind.process.processIdentifier
         XCTAssertEqual(kill(pid, SIGSTOP), 0)

@@ -17,7 +17,8 @@ final class ReplayBoundTests: XCTestCase {
     }
 
     func test_large_values_are_bounded_by_replay_bytes_in_memory_and_on_disk() throws {
-        let server = try TidingsProcess(arguments: ["--replay-bytes", "2000000"])
+        // The change table is the history: bounded by --history-bytes (default 256 MiB), here 4 MB.
+        let server = try TidingsProcess(arguments: ["--replay-bytes", "2000000", "--history-bytes", "4000000"])
         defer { server.stop() }
         let connection = try server.connect()
         func put(_ n: Int) throws {
@@ -29,8 +30,8 @@ final class ReplayBoundTests: XCTestCase {
         for n in 50..<450 { try put(n) }  // 24 MB of values, 12 times the bound
         let after = residentKiB(server.process.processIdentifier)
         XCTAssertLessThan(after - warm, 24 * 1024, "memory grew \(after - warm) KiB for 24 MB of writes")
-        // On disk: the change log keeps what the bound (and the 8 MiB the store keeps for other
-        // instances) allows, plus SQLite's WAL.
+        // On disk: the change log keeps what --history-bytes allows (each record holds the value
+        // and the one it replaced), plus checkpoints and SQLite's WAL.
         XCTAssertLessThan(directoryBytes(server.dataDirectory), 24 << 20, "the data directory grew without bound")
 
         // Resuming from a position long evicted is a reset and a snapshot; a recent one replays.

@@ -2,8 +2,9 @@ import Foundation
 import XCTest
 import TestFixtures
 
-/// openapi.yaml "Event streams", one test per rule, against the real binary.
-final class StreamsTests: XCTestCase {
+/// openapi.yaml "Event streams", one test per rule, against the real binary (identity streams;
+/// `GzipStreamsTests` runs every one of them again on gzip streams).
+class StreamsTests: XCTestCase {
     private var server: TidingsProcess!
 
     override func setUpWithError() throws { server = try TidingsProcess() }
@@ -181,8 +182,23 @@ final class StreamsTests: XCTestCase {
         resumed.assertNoEvent(within: 0.2)
     }
 
-    func test_resume_from_an_id_older_than_the_replay_buffer_sends_reset_and_a_fresh_snapshot() throws {
-        let small = try TidingsProcess(arguments: ["--replay-buffer", "3"])
+    /// Resume reaches as far back as the history does (API.md "History"): past the replay
+    /// buffer in memory, the change table answers.
+    func test_resume_from_an_id_older_than_the_replay_buffer_replays_from_the_history() throws {
+        let server = try TidingsProcess(arguments: ["--replay-buffer", "3"])
+        defer { server.stop() }
+        for value in 1...6 { XCTAssertEqual(try server.put("age", value).status, 200) }
+        let stream = try server.openEventStream("/preferences/events?keys=age,name", headers: ["Last-Event-ID": "1"])
+        let replay = try stream.nextEvents(5)
+        XCTAssertEqual(replay.map(\.id), ["2", "3", "4", "5", "6"])
+        XCTAssertEqual(replay.map { $0.value?["value"] }, [2, 3, 4, 5, 6])
+        stream.assertNoEvent(within: 0.2)
+        XCTAssertEqual(try server.put("age", 7).status, 200)
+        XCTAssertEqual(try stream.nextEvent().id, "7", "then live, no gap, no duplicate")
+    }
+
+    func test_resume_from_an_id_older_than_the_history_sends_reset_and_a_fresh_snapshot() throws {
+        let small = try TidingsProcess(arguments: ["--replay-buffer", "3", "--replay-bytes", "1000", "--history-bytes", "100"])
         defer { small.stop() }
         for value in 1...6 { XCTAssertEqual(try small.put("age", value).status, 200) }
         let stream = try small.openEventStream("/preferences/events?keys=age,name", headers: ["Last-Event-ID": "1"])
@@ -245,8 +261,11 @@ final class StreamsTests: XCTestCase {
         // 48 events of 65 kB (a string preference holds at most 65,536 characters): far past
         // the 1 MiB bound for a client that reads nothing.
         let writes = 48
+        var generator = SystemRandomNumberGenerator()
         for index in 1...writes {
-            let value = String(repeating: Character(UnicodeScalar(UInt8(65 + index))), count: 65_000)
+            // Letters at random: about as large gzip-coded as not (a repeated letter would
+            // compress a thousandfold and never reach the bound on a gzip stream).
+            let value = String((0..<65_000).map { _ in Character(UnicodeScalar(UInt8(65 + Int.random(in: 0..<26, using: &generator)))) }) + "\(index)"
             XCTAssertEqual(try server.put("name", value).status, 200)
             let event = try reader.nextEvent(timeout: 10)
             XCTAssertEqual(event.id, "\(index)", "the reading stream was held up")

@@ -17,7 +17,7 @@ final class PostgresMigrationTests: PostgresTestCase {
 
         let migrated = try await makeStore(url)
         let answer = try await migrated.commit(StoreWrite([.addThing("B")]))
-        XCTAssertEqual(answer, [Change(revision: 3, kind: .things(op: .add, thing: "B", list: ["A", "B"]))])
+        XCTAssertEqual(answer.map(\.event), [Change(revision: 3, kind: .things(op: .add, thing: "B", list: ["A", "B"]))])
         let snapshot = try await migrated.loadSnapshot()
         XCTAssertEqual(snapshot.preferences["k"], StoredPreference(json: "1", revision: 1))
         let version = try cluster().psql("SELECT version FROM schema_version", database: databaseName(url))

@@ -111,3 +111,8 @@ func storeError<T>(_ body: () async throws -> T) async -> StoreError? {
 func set(_ key: String, _ json: String?, default defaultJSON: String = "null") -> WriteOperation {
     .setPreference(key: key, json: json, defaultJSON: defaultJSON)
 }
+
+extension Change {
+    /// What an event needs (revision and kind), without the record's when, who and why.
+    var event: Change { Change(revision: revision, kind: kind) }
+}

@@ -59,4 +59,11 @@ final class ScriptedStore: ChangeStore, @unchecked Sendable {
     func close() async {}
 
     func acquireLease(_ name: String, holder: String, duration: Duration) async throws -> Bool { true }
+
+    /// The scripted store keeps no history of its own (the tests of history use SQLite).
+    func history(_ query: HistoryQuery) async throws -> [Change] { [] }
+
+    func state(asOf point: HistoryPoint) async throws -> HistoricalState {
+        throw StoreError.beyondHistory(oldestReadable: lock.withLock { snapshot.revision })
+    }
 }

@@ -92,4 +92,25 @@ final class StreamTicketStoreTests: XCTestCase {
         other[42] += 1
         XCTAssertNil(StreamTicketStore.decode(String(decoding: other, as: UTF8.self)))
     }
+
+    func testOneClientAddressHoldsAtMostItsShareAndGetsItBackAsTicketsAreUsedOrExpire() throws {
+        let clock = ManualClock()
+        let store = StreamTicketStore(timeToLive: 60, capacity: 1_000, perClient: 4, now: { clock.nanoseconds })
+        var held: [String] = []
+        for _ in 0..<4 { held.append(try store.issue(client: "10.0.0.1", credential: "reader").get()) }
+        XCTAssertEqual(store.issue(client: "10.0.0.1", credential: "reader"), .failure(.client(limit: 4)))
+        XCTAssertNoThrow(try store.issue(client: "10.0.0.2", credential: "reader").get(), "another address has its own share")
+        XCTAssertTrue(store.redeem(held.removeFirst()))
+        XCTAssertNoThrow(try store.issue(client: "10.0.0.1", credential: "reader").get(), "a used ticket frees its place")
+        clock.advance(seconds: 61)
+        for _ in 0..<4 { XCTAssertNoThrow(try store.issue(client: "10.0.0.1", credential: "reader").get(), "expired tickets free theirs") }
+    }
+
+    func testOneCredentialHoldsAtMostAQuarterOfTheCapacity() throws {
+        let (store, _) = makeStore(capacity: 40)
+        XCTAssertEqual(store.perCredential, 10)
+        for index in 0..<10 { XCTAssertNoThrow(try store.issue(client: "10.0.1.\(index)", credential: "leaked").get()) }
+        XCTAssertEqual(store.issue(client: "10.0.2.1", credential: "leaked"), .failure(.credential(limit: 10)))
+        XCTAssertNoThrow(try store.issue(client: "10.0.2.1", credential: "other").get())
+    }
 }

@@ -153,7 +153,7 @@ extension StoreBasicsTests {
         XCTAssertEqual(snapshot.thingsRevision, 1)
         XCTAssertEqual(snapshot.posts, StoredPosts(document: #"{"state":"loaded"}"#, revision: 2))
         let changes = try await reopened.changes(after: 1, limit: 10)
-        XCTAssertEqual(changes, [Change(revision: 2, kind: .posts(#"{"state":"loaded"}"#))])
+        XCTAssertEqual(changes.map(\.event), [Change(revision: 2, kind: .posts(#"{"state":"loaded"}"#))])
         await reopened.close()
     }
 
@@ -168,7 +168,8 @@ extension StoreBasicsTests {
         let same = try await store.commit(StoreWrite([.setPreference(key: "age", json: "6", defaultJSON: "5")]))
         XCTAssertEqual(same, [])
         let reset = try await store.commit(StoreWrite([.setPreference(key: "age", json: nil, defaultJSON: "5")]))
-        XCTAssertEqual(reset, [Change(revision: 2, kind: .preference(key: "age", json: nil))])
+        XCTAssertEqual(reset.map(\.event), [Change(revision: 2, kind: .preference(key: "age", json: nil))])
+        XCTAssertEqual(reset.first?.before, "6", "the record keeps the value the reset replaced")
         let resetAgain = try await store.commit(StoreWrite([.setPreference(key: "age", json: "5", defaultJSON: "5")]))
         XCTAssertEqual(resetAgain, [], "the default value on a reset key is no change")
         await store.close()

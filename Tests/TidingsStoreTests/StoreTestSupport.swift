@@ -15,6 +15,11 @@ extension WriteOperation {
     }
 }
 
+extension Change {
+    /// What an event needs (revision and kind), without the record's when, who and why.
+    var event: Change { Change(revision: revision, kind: kind) }
+}
+
 extension SQLiteStore {
     /// Commits `operations` as one unconditional write; the revisions its changes took.
     func commit(_ operations: [WriteOperation]) async throws -> [UInt64] {

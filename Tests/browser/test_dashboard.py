@@ -390,6 +390,15 @@ def test_first_load_shows_preferences_empty_hint_and_sample_posts(server, browse
     assert state["postsText"].startswith("Loaded")
 
 
+def metric(server, sample):
+    """The value of one `/metrics` sample (`name` or `name{labels}`), 0 when absent."""
+    with urllib.request.urlopen(server.url + "/metrics", timeout=10) as res:
+        for line in res.read().decode().splitlines():
+            if line.startswith(sample + " "):
+                return float(line.split()[-1])
+    return 0
+
+
 def test_preference_changes_flow_both_ways(server, browser):
     open_dashboard(browser, server)
     wait_ready(browser)
@@ -402,6 +411,10 @@ def test_preference_changes_flow_both_ways(server, browser):
     wait_pref(browser, "age", 42, timeout=1.0)
     assert http(server, "PUT", "/preferences/readyForAction", {"value": True})[0] == 200
     wait_pref(browser, "readyForAction", True, timeout=1.0)
+    # Chromium asks for its EventSource with Accept-Encoding: gzip: the page's stream is gzip,
+    # and those changes reached it as the shared deflated events (API.md "Caching and compression").
+    assert metric(server, "tidings_gzip_streams_opened_total") >= 1
+    assert metric(server, "tidings_stream_gzip_deliveries_total") >= 3
 
     # A toggle clicked on the page is what the next GET /preferences returns.
     toggle(browser, "onboardingCompleted")

@@ -1,6 +1,7 @@
 /// An `If-None-Match` / `If-Match` field value (RFC 9110 §13.1.1–2): `*`, or a list of entity
 /// tags, each `"opaque"` or `W/"opaque"`. Commas may appear inside a tag's quotes.
 public struct EntityTagList: Equatable, Sendable {
+    /// One entity tag of the list.
     public struct Tag: Equatable, Sendable {
         public var weak: Bool
         /// The text between the quotes.
@@ -62,9 +63,12 @@ public struct EntityTagList: Equatable, Sendable {
 
     /// `etag` for the gzip-coded representation: a different tag, as two representations of
     /// one resource must have (`"5"` → `"5-gzip"`, weakness kept).
-    public static func gzipVariant(of etag: String) -> String {
+    public static func gzipVariant(of etag: String) -> String { variant(of: etag, coding: .gzip) }
+
+    /// `etag` for the representation in `coding`: `"5"` → `"5-gzip"` / `"5-br"`.
+    public static func variant(of etag: String, coding: AcceptEncoding.Coding) -> String {
         guard etag.hasSuffix("\"") else { return etag }
-        return String(etag.dropLast()) + "-gzip\""
+        return String(etag.dropLast()) + "-" + coding.rawValue + "\""
     }
 }
 

@@ -61,6 +61,21 @@ public struct DeflatedPiece: Sendable {
     public let bytes: [UInt8]
     public let crc: UInt32
     public let length: Int
+    /// zlib's `crc32_combine_gen(length)`: appending this piece's CRC to a running one is then
+    /// one `crc32_combine_op`, whatever the length (per stream, per event).
+    let combineOperator: UInt
+
+    init(bytes: [UInt8], crc: UInt32, length: Int) {
+        self.bytes = bytes
+        self.crc = crc
+        self.length = length
+        combineOperator = UInt(crc32_combine_gen(off_t(length)))
+    }
+
+    /// The CRC-32 of what `running` covered followed by this piece's bytes.
+    func appended(to running: UInt32) -> UInt32 {
+        UInt32(crc32_combine_op(uLong(running), uLong(crc), uLong(combineOperator)))
+    }
 }
 
 /// A reusable raw-deflate compressor that makes `DeflatedPiece`s. Not thread-safe: one per

@@ -8,13 +8,13 @@ public import HTTPTypes
 ///    live resource; routes that know better set their own).
 /// 2. `Vary: Accept-Encoding` on every answer of a compressible type (JSON, YAML, HTML, text,
 ///    event streams), compressed or not, so a cache keys on the request's codings.
-/// 3. The coding: gzip when the request prefers it (`AcceptEncoding`) and the body is over
-///    `threshold` bytes (or identity was refused outright). Event streams are gzip whenever the
-///    request accepts it: the head says so and the stream worker compresses (see
+/// 3. The coding: br or gzip, whichever the request prefers (`AcceptEncoding`), when the body
+///    is over `threshold` bytes (or identity was refused outright). Event streams are gzip
+///    whenever the request accepts it: the head says so and the stream worker compresses (see
 ///    `HTTPServer.handOffStream`).
 /// 4. The validator: a `200` to `GET`/`HEAD` without an `ETag` gets a strong one from its
-///    content (`ContentTag`). The gzip representation's tag is the identity tag with `-gzip`
-///    (`"5"` → `"5-gzip"`): two representations of one resource must not share a strong tag.
+///    content (`ContentTag`). A coded representation's tag is the identity tag with `-gzip` or
+///    `-br` (`"5"` → `"5-gzip"`): two representations of one resource must not share a strong tag.
 /// 5. Conditions (RFC 9110 §13.2.2) on `200` answers to reads with a tag: `If-Match` that fails
 ///    (strong comparison) → `412`; `If-None-Match` that matches (weak comparison, `*`, lists) →
 ///    `304`; without `If-None-Match`, `If-Modified-Since` not older than `Last-Modified` → `304`.
@@ -34,8 +34,9 @@ public final class HTTPCaching: Middleware {
     private var compressed: [String: [UInt8]] = [:]
     private var compressedBytes = 0
     private let cacheLimit: Int
-    /// gzip answers sent, and how many had to be compressed (the rest came from the cache).
+    /// gzip and br answers sent, and how many had to be compressed (the rest came from the cache).
     public private(set) var gzipAnswers = 0
+    public private(set) var brAnswers = 0
     public private(set) var compressions = 0
 
     static let varyField = HTTPField(name: .vary, value: "Accept-Encoding")
@@ -59,10 +60,10 @@ public final class HTTPCaching: Middleware {
         guard response.status != .notModified else { return }
         if kind == .compressible { response.addedFields.append(Self.varyField) }
 
-        var gzip = false
+        var coding: AcceptEncoding.Coding?
         if kind == .compressible, !response.status.forbidsBody, !response.headers.contains(.contentEncoding) {
             let accepted = AcceptEncoding(request.headers.first(.acceptEncoding))
-            gzip = accepted.prefersGzip && (response.body.count > threshold || !accepted.acceptsIdentity)
+            if response.body.count > threshold || !accepted.acceptsIdentity { coding = accepted.preferred() }
         }
 
         let conditional = isRead || (method == .post && request.route.map(conditionalPostRoutes.contains) == true)
@@ -74,17 +75,17 @@ public final class HTTPCaching: Middleware {
                 etag = tag
             }
             if let identityTag = etag {
-                let tag = gzip ? EntityTagList.gzipVariant(of: identityTag) : identityTag
-                if gzip { response.headers[.eTag] = tag }
+                let tag = coding.map { EntityTagList.variant(of: identityTag, coding: $0) } ?? identityTag
+                if coding != nil { response.headers[.eTag] = tag }
                 if let answer = Self.evaluateConditions(request, response, etag: tag, isRead: isRead) {
                     response = answer
                     return
                 }
-                if gzip { compress(&response, key: request.target + "\u{0}" + tag) }
+                if let coding { compress(&response, coding, key: request.target + "\u{0}" + tag) }
                 return
             }
         }
-        if gzip { compress(&response, key: nil) }
+        if let coding { compress(&response, coding, key: nil) }
     }
 
     // MARK: Conditions
@@ -119,11 +120,12 @@ public final class HTTPCaching: Middleware {
 
     // MARK: Coding
 
-    private func compress(_ response: inout Response, key: String?) {
+    private func compress(_ response: inout Response, _ coding: AcceptEncoding.Coding, key: String?) {
         if let key, let cached = compressed[key] {
             response.body = cached
         } else {
-            guard let body = Gzip.compress(response.body) else { return }
+            let made = coding == .br ? Brotli.compress(response.body) : Gzip.compress(response.body)
+            guard let body = made else { return }
             compressions += 1
             if let key, body.count <= cacheLimit / 8 {
                 if compressedBytes + body.count > cacheLimit {
@@ -135,8 +137,8 @@ public final class HTTPCaching: Middleware {
             }
             response.body = body
         }
-        gzipAnswers += 1
-        response.headers[.contentEncoding] = "gzip"
+        if coding == .br { brAnswers += 1 } else { gzipAnswers += 1 }
+        response.headers[.contentEncoding] = coding.rawValue
     }
 
     /// An event stream's head (or a refused stream's short answer): gzip when accepted at all.

@@ -18,7 +18,7 @@ extension HTTPServer {
         guard placeholderDescriptor >= 0 else { throw EventHTTPError.libevent("open /dev/null") }
         let notices = StreamNotices(loop: loop, server: self)
         dispatch = try StreamDispatch(base: loop.base, count: streamWorkerCount, notices: notices,
-                                      heartbeatInterval: configuration.heartbeatInterval)
+                                      heartbeatInterval: configuration.heartbeatInterval, compression: streamCompression)
     }
 
     /// Every stream still open sees `onClose`; the workers close their sockets and end.
@@ -41,9 +41,12 @@ extension HTTPServer {
     ///
     /// This is the fan-out for many streams: the loop posts one command per stream worker,
     /// whatever the number of streams, and each worker walks its own followers. Loop thread only.
+    /// While gzip streams are open the frame travels with a `SharedPiece`: the first worker with
+    /// a gzip follower deflates it, once, for every gzip follower on every worker.
     public func broadcast(_ frame: [UInt8], topic: Int, order: UInt64, conflationKey: String? = nil) {
         guard let dispatch, !frame.isEmpty else { return }
-        dispatch.enqueueAll(.broadcast(topic: topic, frame: frame, order: order, key: conflationKey))
+        let shared = gzipStreamCount > 0 ? SharedPiece(frame) : nil
+        dispatch.enqueueAll(.broadcast(topic: topic, frame: frame, order: order, key: conflationKey, shared: shared))
     }
 
     /// Whether another stream fits: under `streamLimit` in all, and under the per-client share
@@ -73,6 +76,7 @@ extension HTTPServer {
     }
 
     private func forget(_ stream: EventStream) {
+        if stream.isGzip { gzipStreamCount -= 1 }
         if stream.holdsConnectionSlot { limiter.closed(address: stream.clientAddress) }
         if let client = stream.client, let count = streamsByClient[client] {
             if count <= 1 { streamsByClient.removeValue(forKey: client) } else { streamsByClient[client] = count - 1 }
@@ -113,11 +117,17 @@ extension HTTPServer {
         let id = nextStreamID
         nextStreamID += 1
         let workerIndex = dispatch.assign()
+        // gzip when the response filters said so (`HTTPCaching`: the request accepts it).
+        let gzip = head.headers.first(.contentEncoding) == "gzip"
         let remote = WorkerStream(id: id, chunked: chunked, conflates: conflate,
-                                  bound: configuration.maxUnsentBytesPerStream, worker: dispatch.workers[workerIndex])
+                                  bound: configuration.maxUnsentBytesPerStream, gzip: gzip, worker: dispatch.workers[workerIndex])
         let stream = EventStream(id: id, workerIndex: workerIndex, remote: remote, server: self,
                                  keyOf: conflate ? keyOf : nil)
         streams[id] = stream
+        if gzip {
+            stream.isGzip = true
+            gzipStreamCount += 1
+        }
         if let client {
             stream.client = client
             streamsByClient[client, default: 0] += 1

@@ -37,6 +37,10 @@ public final class HTTPServer {
     var nextStreamID = 0
     /// The stream workers (from `start()` until `close()`).
     var dispatch: StreamDispatch?
+    /// Open gzip streams (a broadcast makes a shared piece only while there are some).
+    var gzipStreamCount = 0
+    /// What gzip event streams cost in compressions (for metrics and tests).
+    public let streamCompression = StreamCompressionCounters()
     /// An open /dev/null, duplicated onto a stream's old descriptor number (see `detachSocket`).
     var placeholderDescriptor: Int32 = -1
     /// Every accepted connection's guard, by its bufferevent (see `ConnectionGuard`).

@@ -39,6 +39,8 @@ public final class EventStream: @unchecked Sendable {
     /// The client's address while the stream holds its connection slot (see `ConnectionLimiter`).
     var clientAddress: String?
     var holdsConnectionSlot = false
+    /// Whether the response is gzip (its worker deflates what it sends).
+    var isGzip = false
     /// The client the stream counts against (`HTTPServer.streamsByClient`): the peer, or the
     /// client a trusted proxy named.
     var client: String?

@@ -15,8 +15,11 @@ final class StreamDispatch {
     private var flushEvent: OpaquePointer?
     private var flushPending = false
 
-    init(base: OpaquePointer, count: Int, notices: StreamNotices, heartbeatInterval: Double) throws {
-        workers = try (0..<max(1, count)).map { _ in try StreamWorker(notices: notices, heartbeatInterval: heartbeatInterval) }
+    init(base: OpaquePointer, count: Int, notices: StreamNotices, heartbeatInterval: Double,
+         compression: StreamCompressionCounters = StreamCompressionCounters()) throws {
+        workers = try (0..<max(1, count)).map { _ in
+            try StreamWorker(notices: notices, heartbeatInterval: heartbeatInterval, compression: compression)
+        }
         outboxes = Array(repeating: [], count: workers.count)
         load = Array(repeating: 0, count: workers.count)
         for (index, worker) in workers.enumerated() { worker.start(name: "tidings-stream-\(index)", workers: workers.count) }

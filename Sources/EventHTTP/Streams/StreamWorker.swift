@@ -18,6 +18,9 @@ final class StreamWorker: @unchecked Sendable {
 
     let loop: EventLoop
     let notices: StreamNotices
+    /// Deflates the frames of gzip streams on this thread (see `WorkerStream`).
+    let deflater = PieceDeflater()
+    let compression: StreamCompressionCounters
     private let heartbeatInterval: Double
     private let finished = DispatchSemaphore(value: 0)
     private var started = false
@@ -34,7 +37,9 @@ final class StreamWorker: @unchecked Sendable {
     /// "\r\n", the trailer of every chunk.
     let crlf: UnsafeMutablePointer<UInt8>
 
-    init(notices: StreamNotices, heartbeatInterval: Double) throws {
+    init(notices: StreamNotices, heartbeatInterval: Double,
+         compression: StreamCompressionCounters = StreamCompressionCounters()) throws {
+        self.compression = compression
         // A worker's streams arrive as dup'ed descriptors: no batched epoll changes here.
         loop = try EventLoop(batchesDescriptorChanges: false)
         self.notices = notices
@@ -101,6 +106,10 @@ final class StreamWorker: @unchecked Sendable {
             case let .open(stream, head):
                 streams[stream.id] = stream
                 stream.enqueueRaw(head)
+                if stream.gzip {
+                    stream.enqueueGzipHeader()
+                    compression.add(opened: 1)
+                }
             case let .socket(stream, fd, prefix):
                 stream.attach(fd: fd, prefix: prefix, base: loop.base)
                 markDirty(stream)
@@ -115,15 +124,27 @@ final class StreamWorker: @unchecked Sendable {
                 markDirty(stream)
             case let .follow(stream, topics, after):
                 follow(stream, topics: topics, after: after)
-            case let .broadcast(topic, frame, order, key):
+            case let .broadcast(topic, frame, order, key, shared):
                 // The fan-out proper: the loop posted this once per worker, whatever the
                 // number of streams; each follower gets the shared frame at most once per order.
+                // A gzip follower gets the frame's shared piece, deflated once for all of them.
                 guard let following = followers[topic] else { continue }
+                var deliveries = 0
                 for stream in following.values where order > stream.lastOrder {
                     stream.lastOrder = order
-                    stream.enqueue(frame, key: key, live: true)
+                    if stream.gzip {
+                        guard let piece = shared?.piece(deflater, counters: compression) else {
+                            stream.close(clean: false)   // zlib failed (out of memory)
+                            continue
+                        }
+                        stream.enqueue(piece: piece, key: key, live: true)
+                        deliveries += 1
+                    } else {
+                        stream.enqueue(frame, key: key, live: true)
+                    }
                     markDirty(stream)
                 }
+                if deliveries > 0 { compression.add(deliveries: deliveries) }
             }
         }
         // One gathered write per stream per batch, however many frames it got.
@@ -146,6 +167,14 @@ final class StreamWorker: @unchecked Sendable {
         loop.checkConfined("StreamWorker.checkBound")
         guard stream.mustBeCutOff else { return }
         stream.close(clean: false)
+    }
+
+    /// `bytes` deflated for one stream (its retry, snapshot, replay): counted as such.
+    func deflateForOneStream(_ bytes: [UInt8]) -> DeflatedPiece? {
+        loop.checkConfined("StreamWorker.deflateForOneStream")
+        guard let piece = deflater.piece(bytes) else { return nil }
+        compression.add(perStream: 1)
+        return piece
     }
 
     func forget(_ stream: WorkerStream) {
@@ -176,7 +205,13 @@ final class StreamWorker: @unchecked Sendable {
     private func beat() {
         loop.checkConfined("StreamWorker.beat")
         for stream in streams.values where stream.isIdle {
-            stream.enqueue(Self.keepAlive, key: nil, live: false)
+            if stream.gzip {
+                // The same piece for every gzip stream (it never changes).
+                guard let piece = KeepAlivePiece.piece else { continue }
+                stream.enqueue(piece: piece, key: nil, live: false)
+            } else {
+                stream.enqueue(Self.keepAlive, key: nil, live: false)
+            }
             stream.flush()
         }
     }

@@ -18,8 +18,9 @@ enum WorkerCommand: Sendable {
     /// frames whose order is above `after` (see `HTTPServer.broadcast`).
     case follow(WorkerStream, topics: [Int], after: UInt64)
     /// One frame for every follower of `topic` whose last order is below `order`; `key` is the
-    /// conflation key for conflating followers.
-    case broadcast(topic: Int, frame: [UInt8], order: UInt64, key: String?)
+    /// conflation key for conflating followers. `shared`, when gzip streams are open: the
+    /// frame's piece, deflated once by the first worker that needs it.
+    case broadcast(topic: Int, frame: [UInt8], order: UInt64, key: String?, shared: SharedPiece?)
 }
 
 /// What a worker tells the loop thread. Posted through the loop's `execute` (a locked FIFO and

@@ -9,6 +9,11 @@ import Foundation
 /// Frames are the loop's shared `[UInt8]` arrays (reference-counted, never copied per stream).
 /// Chunked framing (HTTP/1.1) is added at write time as separate iovecs, and everything queued
 /// leaves in one `sendmsg` of up to `StreamWorker.maxPieces` pieces.
+///
+/// A gzip stream (`gzip`) sends one gzip member: the 10-byte header first, then every frame as
+/// a `DeflatedPiece` (a broadcast event's shared one, or one deflated here for this stream
+/// alone), each flushed on its own so the client decodes it as it arrives; it keeps only the
+/// CRC-32 and length of what it sent, and ends a clean end with the final block and trailer.
 final class WorkerStream: @unchecked Sendable {
     struct Entry {
         var bytes: [UInt8]
@@ -20,6 +25,8 @@ final class WorkerStream: @unchecked Sendable {
         var marker: Int = -1
         /// Bytes on the wire, chunk header and trailer included.
         var wire: Int
+        /// On a gzip stream: the piece these bytes are (its CRC and length count once sent).
+        var piece: DeflatedPiece? = nil
     }
 
     let id: Int
@@ -28,7 +35,12 @@ final class WorkerStream: @unchecked Sendable {
     let chunked: Bool
     let conflates: Bool
     let bound: Int
+    /// Whether the response is gzip (`Content-Encoding: gzip` in its head).
+    let gzip: Bool
     unowned let worker: StreamWorker
+    /// CRC-32 and length of the uncompressed bytes of the pieces sent so far (gzip).
+    private var sentCRC: UInt32 = 0
+    private var sentLength: UInt64 = 0
 
     private var queue: [Entry] = []
     /// Index of the entry being written, and how much of it the kernel already took.
@@ -47,11 +59,12 @@ final class WorkerStream: @unchecked Sendable {
     var topics: [Int] = []
     var lastOrder: UInt64 = 0
 
-    init(id: Int, chunked: Bool, conflates: Bool, bound: Int, worker: StreamWorker) {
+    init(id: Int, chunked: Bool, conflates: Bool, bound: Int, gzip: Bool = false, worker: StreamWorker) {
         self.id = id
         self.chunked = chunked
         self.conflates = conflates
         self.bound = bound
+        self.gzip = gzip
         self.worker = worker
     }
 
@@ -100,9 +113,31 @@ final class WorkerStream: @unchecked Sendable {
         queue.append(Entry(bytes: bytes, framed: false, live: false, key: nil, wire: bytes.count))
     }
 
+    /// Queues a frame; on a gzip stream it is deflated for this stream first (a broadcast
+    /// event's piece is shared instead, `enqueue(piece:)`).
     func enqueue(_ bytes: [UInt8], key: String?, live: Bool) {
         worker.loop.checkConfined("WorkerStream.enqueue")
         guard !closed, !ending, !bytes.isEmpty else { return }
+        guard gzip else { return append(bytes, key: key, live: live, piece: nil) }
+        guard let piece = worker.deflateForOneStream(bytes) else { return close(clean: false) }
+        append(piece.bytes, key: key, live: live, piece: piece)
+    }
+
+    /// Queues a deflated piece (gzip streams).
+    func enqueue(piece: DeflatedPiece, key: String?, live: Bool) {
+        worker.loop.checkConfined("WorkerStream.enqueuePiece")
+        guard !closed, !ending, gzip else { return }
+        append(piece.bytes, key: key, live: live, piece: piece)
+    }
+
+    /// The gzip member's header: the first bytes of the body (a gzip stream's, after its head).
+    func enqueueGzipHeader() {
+        worker.loop.checkConfined("WorkerStream.enqueueGzipHeader")
+        guard gzip, !closed, !ending else { return }
+        append(Gzip.header, key: nil, live: false, piece: nil)
+    }
+
+    private func append(_ bytes: [UInt8], key: String?, live: Bool, piece: DeflatedPiece?) {
         let wire = chunked ? bytes.count + Self.chunkHeaderLength(bytes.count) + 2 : bytes.count
         if conflates, live, let key, behindBytes > 0, overBound {
             // Over the bound: the newer event replaces the queued older one for the same key.
@@ -114,7 +149,7 @@ final class WorkerStream: @unchecked Sendable {
                 queue.remove(at: index)
             }
         }
-        queue.append(Entry(bytes: bytes, framed: chunked, live: live, key: key, wire: wire))
+        queue.append(Entry(bytes: bytes, framed: chunked, live: live, key: key, wire: wire, piece: piece))
         if live { liveQueued += wire }
     }
 
@@ -127,6 +162,18 @@ final class WorkerStream: @unchecked Sendable {
     func requestEnd() {
         worker.loop.checkConfined("WorkerStream.requestEnd")
         guard !closed, !ending else { return }
+        if gzip {
+            // The member's end: what was sent plus everything still queued (all of it goes out
+            // before the trailer; nothing is queued after it).
+            var crc = sentCRC
+            var length = sentLength
+            for entry in queue[head...] {
+                guard let piece = entry.piece else { continue }
+                crc = piece.appended(to: crc)
+                length += UInt64(piece.length)
+            }
+            append(Gzip.trailer(crc: crc, length: length), key: nil, live: false, piece: nil)
+        }
         if chunked { enqueueRaw(Self.lastChunk) }
         ending = true
     }
@@ -237,6 +284,10 @@ final class WorkerStream: @unchecked Sendable {
 
     private func pop() {
         if queue[head].live { liveQueued -= queue[head].wire }
+        if let piece = queue[head].piece {
+            sentCRC = piece.appended(to: sentCRC)
+            sentLength += UInt64(piece.length)
+        }
         queue[head].bytes = []   // release the shared frame now
         head += 1
         written = 0

@@ -7,12 +7,12 @@ import Foundation
 /// says) and before the handler. Its 401 answers pass the router's middleware like any other
 /// answer, so they carry CORS headers and are counted by the metrics.
 struct AccessCheck: Middleware {
-    let policy: AccessPolicy
+    let credentials: Credentials
     let rule: AccessPolicy.Rule
     let tickets: StreamTicketStore
 
     func intercept(_ request: Request) -> Response? {
-        switch policy.verdict(for: request, rule: rule) {
+        switch credentials.policy.verdict(for: request, rule: rule) {
         case .allowed:
             return nil
         case .needsTicket(let ticket):
@@ -30,20 +30,34 @@ struct AccessCheck: Middleware {
 extension TidingsApplication {
     /// Makes the access-checked route groups (`--api-token`/`--read-token`) on `router` and
     /// registers `POST /stream-tickets`. Called once, by `init`.
-    static func makeRoutes(configuration: TidingsConfiguration, router: Router) -> APIRoutes {
-        let policy = AccessPolicy(apiTokens: configuration.apiTokens, readToken: configuration.readToken)
+    static func makeRoutes(configuration: TidingsConfiguration, credentials: Credentials, router: Router) -> APIRoutes {
         let tickets = StreamTicketStore()
-        let routes = APIRoutes(router: router, policy: policy, tickets: tickets,
+        let routes = APIRoutes(router: router, credentials: credentials, tickets: tickets,
                                cors: CORSPolicy(origins: configuration.corsOrigins))
-        routes.readingPosts.post("/stream-tickets") { _, responder in
+        routes.readingPosts.post("/stream-tickets") { request, responder in
             // Tickets matter only while streams need a credential; an open server still
             // answers 201 (so a page works either way) without recording anything.
-            let issued = policy.readsNeedCredential ? tickets.issue() : StreamTicketStore.unrecordedTicket()
-            guard let ticket = issued else {
-                responder.send(.problem(status: .serviceUnavailable,
-                                        detail: "Too many stream tickets are outstanding; retry shortly.",
-                                        headers: [.retryAfter: "5"]))
-                return
+            let ticket: String
+            if credentials.policy.readsNeedCredential {
+                // The access check let it through, so a bearer credential is the caller's.
+                var credential: String?
+                if case let .bearer(token) = PresentedCredential(request) { credential = String(decoding: token, as: UTF8.self) }
+                switch tickets.issue(client: request.clientAddress, credential: credential) {
+                case let .success(issued):
+                    ticket = issued
+                case let .failure(refusal):
+                    let whose = switch refusal {
+                    case let .client(limit): " by your address (at most \(limit))"
+                    case let .credential(limit): " for your credential (at most \(limit))"
+                    case .full: ""
+                    }
+                    responder.send(.problem(status: .serviceUnavailable,
+                                            detail: "Too many stream tickets are outstanding\(whose); retry shortly.",
+                                            headers: [.retryAfter: "5"]))
+                    return
+                }
+            } else {
+                ticket = StreamTicketStore.unrecordedTicket()
             }
             responder.send(.json(TicketBody(ticket: ticket, expiresIn: tickets.expiresIn), status: .created,
                                  headers: [.cacheControl: "no-store"]))

@@ -15,11 +15,17 @@ import EventHTTP
 ///   readers must not let them change it.
 /// - When a request carries `Authorization`, that header alone decides; a ticket is consulted
 ///   only on an event stream without one. Credentials sent where none is needed are ignored.
+/// - `--tokens FILE` adds named credentials with a role (see ``TokensFile``); a request's actor
+///   (``actor(for:)``) is the name of the credential it presents.
 struct AccessPolicy {
-    /// Tokens accepted for writes; empty = writes are open.
-    let writeTokens: [[UInt8]]
-    /// Tokens accepted for reads; empty = reads are open.
-    let readTokens: [[UInt8]]
+    /// Credentials accepted for writes; empty = writes are open.
+    let writeTokens: [NamedCredential]
+    /// Credentials accepted for reads; empty = reads are open.
+    let readTokens: [NamedCredential]
+    /// Every credential, for naming who made a change.
+    let all: [NamedCredential]
+    /// Whether any credential is held as a digest (then a presented token is hashed once).
+    private let usesDigests: Bool
 
     /// How a route's requests are judged; routes anyone may call have no rule at all.
     enum Rule {
@@ -31,11 +37,39 @@ struct AccessPolicy {
         case read
     }
 
-    init(apiTokens: [String], readToken: String?) {
-        let api = apiTokens.filter { !$0.isEmpty }.map { Array($0.utf8) }
-        let read = readToken.flatMap { $0.isEmpty ? nil : [Array($0.utf8)] } ?? []
-        writeTokens = api.isEmpty ? read : api
-        readTokens = read.isEmpty ? [] : read + api
+    init(apiTokens: [String], readToken: String?, named: [NamedCredential] = []) {
+        let api = apiTokens.filter { !$0.isEmpty }.map { NamedCredential(name: "api", role: .write, secret: .token(Array($0.utf8))) }
+        let read = readToken.flatMap { $0.isEmpty ? nil : [NamedCredential(name: "read", role: .read, secret: .token(Array($0.utf8)))] } ?? []
+        let writers = api + named.filter { $0.role == .write }
+        let readers = read + named.filter { $0.role == .read }
+        writeTokens = writers.isEmpty ? readers : writers
+        readTokens = readers.isEmpty ? [] : readers + writers
+        all = api + read + named
+        usesDigests = named.contains { if case .sha256 = $0.secret { true } else { false } }
+    }
+
+    /// The name of the credential `request` presents (`anonymous` when it presents none this
+    /// server knows: an open server's writer). Every credential is compared, in constant time.
+    func actor(for request: Request) -> String {
+        guard case let .bearer(token) = PresentedCredential(request) else { return "anonymous" }
+        let digest = usesDigests ? SHA256.hash(token) : nil
+        var name: String?
+        for credential in all {
+            let matched = credential.matches(token, digest: digest)
+            if matched && name == nil { name = credential.name }
+        }
+        return name ?? "anonymous"
+    }
+
+    /// Whether `token` is one of `accepted`; every one is compared (no early exit).
+    private func matchesAny(_ token: [UInt8], _ accepted: [NamedCredential]) -> Bool {
+        let digest = usesDigests ? SHA256.hash(token) : nil
+        var matched = false
+        for credential in accepted {
+            let equal = credential.matches(token, digest: digest)
+            matched = matched || equal
+        }
+        return matched
     }
 
     /// Whether any rule is active (without tokens the filter is not installed at all).
@@ -81,7 +115,7 @@ struct AccessPolicy {
         let accepted = requirement == .write ? writeTokens : readTokens
         switch PresentedCredential(request) {
         case .bearer(let token):
-            return ConstantTime.matchesAny(token, accepted) ? .allowed : .invalidToken
+            return matchesAny(token, accepted) ? .allowed : .invalidToken
         case .unusable:
             return .invalidToken
         case .none:

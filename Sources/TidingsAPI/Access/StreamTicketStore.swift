@@ -10,7 +10,11 @@ import Foundation
 /// it; an unknown, used or expired ticket is refused.
 ///
 /// Bounded: at most `capacity` tickets are outstanding (expired ones are purged first); past
-/// that `issue` refuses rather than growing without limit.
+/// that `issue` refuses rather than growing without limit. Shares keep one reader from taking
+/// them all (everyone else would get 503 for a minute): at most `perClient` (64) outstanding per
+/// client address and `perCredential` (a quarter of the capacity) per credential. A page needs
+/// one ticket per stream it opens, used within a second, so 64 leaves room for reconnect storms
+/// of any honest client.
 ///
 /// Confined to the event loop (the main actor): the access filter and the ticket route both
 /// run there, so there is no lock.
@@ -19,14 +23,33 @@ final class StreamTicketStore {
     private struct Entry {
         let secret: [UInt8]
         let expires: UInt64
+        /// Whose share it counts against (nil: nobody's).
+        let client: String?
+        let credential: String?
+    }
+
+    /// Why `issue` refused.
+    enum Refusal: Error, Equatable {
+        /// The client address holds `perClient` tickets.
+        case client(limit: Int)
+        /// The credential holds `perCredential` tickets.
+        case credential(limit: Int)
+        /// `capacity` tickets are outstanding.
+        case full
     }
 
     /// Seconds a ticket stays valid.
     let timeToLive: Double
     /// Most tickets outstanding at once.
     let capacity: Int
+    /// Most tickets one client address holds at once.
+    let perClient: Int
+    /// Most tickets one credential holds at once.
+    let perCredential: Int
     private let now: () -> UInt64
     private var entries: [UInt64: Entry] = [:]
+    private var heldByClient: [String: Int] = [:]
+    private var heldByCredential: [String: Int] = [:]
     /// Issue order (= expiry order, the lifetime is fixed), for purging from the front.
     private var order: [(key: UInt64, expires: UInt64)] = []
     private var orderStart = 0
@@ -36,10 +59,12 @@ final class StreamTicketStore {
 
     /// `timeToLive` in seconds; `now` is a monotonic clock in nanoseconds. Both are injected so
     /// that tests (Tests/TidingsAPITests) can watch tickets expire without waiting.
-    init(timeToLive: Double = StreamTicketStore.defaultTimeToLive, capacity: Int = 10_000,
-         now: @escaping () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
+    init(timeToLive: Double = StreamTicketStore.defaultTimeToLive, capacity: Int = 10_000, perClient: Int = 64,
+         perCredential: Int? = nil, now: @escaping () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
         self.timeToLive = timeToLive
         self.capacity = capacity
+        self.perClient = perClient
+        self.perCredential = perCredential ?? max(1, capacity / 4)
         self.now = now
     }
 
@@ -51,9 +76,18 @@ final class StreamTicketStore {
 
     /// A fresh ticket, recorded as outstanding; nil when `capacity` tickets are outstanding.
     func issue() -> String? {
+        try? issue(client: nil, credential: nil).get()
+    }
+
+    /// A fresh ticket counted against `client`'s and `credential`'s shares, or why not.
+    func issue(client: String?, credential: String?) -> Result<String, Refusal> {
         let current = now()
         purgeExpired(current)
-        guard entries.count < capacity else { return nil }
+        if let client, heldByClient[client, default: 0] >= perClient { return .failure(.client(limit: perClient)) }
+        if let credential, heldByCredential[credential, default: 0] >= perCredential {
+            return .failure(.credential(limit: perCredential))
+        }
+        guard entries.count < capacity else { return .failure(.full) }
         var secret: [UInt8]
         var key: UInt64
         repeat {
@@ -61,9 +95,20 @@ final class StreamTicketStore {
             key = Self.lookupKey(secret)
         } while entries[key] != nil  // 2^-64 per attempt; never loops in practice
         let expires = current &+ UInt64(timeToLive * 1e9)
-        entries[key] = Entry(secret: secret, expires: expires)
+        entries[key] = Entry(secret: secret, expires: expires, client: client, credential: credential)
+        if let client { heldByClient[client, default: 0] += 1 }
+        if let credential { heldByCredential[credential, default: 0] += 1 }
         order.append((key, expires))
-        return Self.encode(secret)
+        return .success(Self.encode(secret))
+    }
+
+    /// Forgets the ticket under `key`, and its place in its holders' shares.
+    private func remove(_ key: UInt64) {
+        guard let entry = entries.removeValue(forKey: key) else { return }
+        if let client = entry.client { heldByClient[client] = heldByClient[client]! > 1 ? heldByClient[client]! - 1 : nil }
+        if let credential = entry.credential {
+            heldByCredential[credential] = heldByCredential[credential]! > 1 ? heldByCredential[credential]! - 1 : nil
+        }
     }
 
     /// A ticket that is not recorded anywhere: what an open server hands out, where streams
@@ -77,7 +122,7 @@ final class StreamTicketStore {
         let key = Self.lookupKey(presented)
         guard let entry = entries[key] else { return false }
         guard ConstantTime.equals(presented, entry.secret) else { return false }
-        entries[key] = nil
+        remove(key)
         return now() < entry.expires
     }
 
@@ -86,7 +131,7 @@ final class StreamTicketStore {
         while orderStart < order.count, order[orderStart].expires <= current {
             let (key, expires) = order[orderStart]
             // Only if it is still that ticket (a redeemed key may in theory be reissued).
-            if entries[key]?.expires == expires { entries[key] = nil }
+            if entries[key]?.expires == expires { remove(key) }
             orderStart += 1
         }
         if orderStart > 1_024 && orderStart * 2 > order.count {

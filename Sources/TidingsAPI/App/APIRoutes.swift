@@ -14,14 +14,25 @@ struct APIRoutes {
     /// are authorised as reads.
     let readingPosts: RouteGroup
 
-    /// The groups on `router`, checked by `policy` (no check at all when it has no tokens; then
-    /// the resources refuse writes from other sites' pages, see ``CrossSiteWrites``).
-    init(router: Router, policy: AccessPolicy, tickets: StreamTicketStore, cors: CORSPolicy?) {
+    /// The groups on `router`, checked by `credentials` (no check at all when it has no tokens
+    /// and no `--tokens` file; then the resources refuse writes from other sites' pages, see
+    /// ``CrossSiteWrites``).
+    init(router: Router, credentials: Credentials, tickets: StreamTicketStore, cors: CORSPolicy?) {
         open = router.group()
+        // A server that may gain credentials on reload (`--tokens`) always checks.
+        let active = credentials.policy.isActive || credentials.tokensFile != nil
         func checked(_ rule: AccessPolicy.Rule) -> RouteGroup {
-            policy.isActive ? router.group(AccessCheck(policy: policy, rule: rule, tickets: tickets)) : router.group()
+            active ? router.group(AccessCheck(credentials: credentials, rule: rule, tickets: tickets)) : router.group()
         }
-        resources = policy.isActive ? checked(.byMethod) : router.group(CrossSiteWrites(cors: cors))
+        if active {
+            // A `--tokens` file that names no writer yet leaves writes open until a reload: then
+            // other sites' pages are refused as on a token-less server.
+            resources = credentials.policy.isActive
+                ? checked(.byMethod)
+                : router.group(AccessCheck(credentials: credentials, rule: .byMethod, tickets: tickets), CrossSiteWrites(cors: cors))
+        } else {
+            resources = router.group(CrossSiteWrites(cors: cors))
+        }
         streams = checked(.eventStream)
         readingPosts = checked(.read)
     }

@@ -8,6 +8,8 @@ extension HTTPField.Name {
     static let xAPIKey = HTTPField.Name("X-API-Key")!
     /// Where a reconnecting event stream resumes.
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
+    /// Where the next page of a paged answer is (RFC 8288), for `GET /history`.
+    static let link = HTTPField.Name("Link")!
     /// What a browser may tell other sites about the page it came from.
     static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
 }

@@ -21,7 +21,12 @@ final class RevisionHeader: @MainActor Middleware {
     func finish(_ request: Request, _ response: inout Response) {
         let current = state.revision
         if current != cached.revision { cached = (current, Self.fields(current)) }
-        if response.addedFields.isEmpty, !Self.setsRevision(response.headers) {
+        let ownRevision = Self.setsRevision(response.headers)
+        if ownRevision {
+            // An as-of read (History/AsOfReads) reports the revision it shows, not the current one.
+            return
+        }
+        if response.addedFields.isEmpty {
             // The usual answer: the prepared one-field list goes out after the route's fields,
             // which stay untouched (a cached response's are shared; editing them copies).
             response.addedFields = cached.fields

@@ -31,6 +31,8 @@ public final class TidingsApplication {
     public var router: Router { server.router }
     /// Where the resources register their routes, by access rule.
     let routes: APIRoutes
+    /// The credentials in force (`--api-token`, `--read-token`, `--tokens`).
+    let credentials: Credentials
     /// The store, the state and every resource route (set once, during `init`).
     private(set) var resources: TidingsResources!
     public private(set) var readiness: Readiness = .starting
@@ -39,7 +41,11 @@ public final class TidingsApplication {
 
     /// Validators, cache policy and compression for every answer (see `HTTPCaching`); OFREP's
     /// bulk evaluation is a POST that revalidates with `If-None-Match`.
-    let caching = HTTPCaching(conditionalPostRoutes: ["/ofrep/v1/evaluate/flags"])
+    let caching: HTTPCaching = {
+        let caching = HTTPCaching(conditionalPostRoutes: ["/ofrep/v1/evaluate/flags"])
+        caching.compressesEventStreams = true
+        return caching
+    }()
 
     /// `/healthz` body, encoded once.
     private static let healthy = Response.json(bytes: Array(#"{"status":"ok"}"#.utf8))
@@ -53,7 +59,8 @@ public final class TidingsApplication {
         self.logger = logger
         server = HTTPServer(loop: loop, configuration: configuration.server, logger: logger)
         // Access-checked route groups and the ticket route (Access/), then the resources.
-        routes = Self.makeRoutes(configuration: configuration, router: server.router)
+        credentials = try Credentials(configuration: configuration, logger: logger)
+        routes = Self.makeRoutes(configuration: configuration, credentials: credentials, router: server.router)
         resources = try TidingsResources(application: self)
         // Router-wide middleware, in the order it finishes every answer.
         let state = resources.state
@@ -84,6 +91,13 @@ public final class TidingsApplication {
                 responder.send(.problem(status: .serviceUnavailable, detail: "The server is shutting down."))
             }
         }
+    }
+
+    /// SIGHUP: reads the `--tokens` file again (a bad file keeps the credentials in force and
+    /// logs why). True when the new set is in force.
+    @discardableResult
+    public func reloadCredentials() -> Bool {
+        credentials.reload()
     }
 
     /// Binds and starts serving; returns the bound port. `/readyz` stays 503 until `markReady()`.

@@ -43,6 +43,13 @@ public struct TidingsConfiguration: Sendable, Equatable {
     public var maxConnectionsPerClient = 512
     /// `--stream-workers`: threads writing event streams; 0 = one per core but one (at least one).
     public var streamWorkers = 0
+    /// `--tokens`: a JSON file of named credentials (`[{"name", "role", "token" | "sha256"}]`),
+    /// reloaded on SIGHUP.
+    public var tokensFile: String?
+    /// `--history-days`: change records older than this are dropped (fractions allowed).
+    public var historyDays: Double = 30
+    /// `--history-bytes`: change records beyond this many bytes are dropped, oldest first.
+    public var historyBytes = 256 << 20
     /// `--trusted-proxy` (repeatable): proxies whose `X-Forwarded-For` names the client.
     public var trustedProxies: [String] = []
     /// `--max-streams`: event streams open at once; nil = the descriptor limit less 10% (≥ 256).

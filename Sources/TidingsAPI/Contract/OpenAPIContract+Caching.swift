@@ -102,18 +102,18 @@ extension OpenAPIContract {
         }
         func pattern(_ text: String) -> YAMLNode { .map([("type", .string("string")), ("pattern", .string(text))]) }
         return [
-            ("ETag", header(#"The resource's revision, quoted (strong validator), e.g. `"42"`; the gzip representation's tag is `"42-gzip"`."#,
-                            required: true, schema: pattern(#"^"[0-9]{1,20}(-gzip)?"$"#))),
-            ("ContentETag", header(#"A strong validator: the revision of the resource (`"42"`) or, for answers without one, a hash of the content (`"9f2c0e3d5a1b7c44"`); `-gzip` for the gzip representation."#,
-                                   required: true, schema: pattern(#"^"([0-9]{1,20}|[0-9a-f]{16})(-gzip)?"$"#))),
-            ("AnyETag", header(#"A strong validator: a revision (`"42"`) or a content hash (`"9f2c0e3d5a1b7c44"`), `-gzip` for the gzip representation."#,
-                               required: true, schema: pattern(#"^"([0-9]{1,20}|[0-9a-f]{16})(-gzip)?"$"#))),
+            ("ETag", header(#"The resource's revision, quoted (strong validator), e.g. `"42"`; the coded representations' tags are `"42-gzip"` and `"42-br"`."#,
+                            required: true, schema: pattern(#"^"[0-9]{1,20}(-gzip|-br)?"$"#))),
+            ("ContentETag", header(#"A strong validator: the revision of the resource (`"42"`) or, for answers without one, a hash of the content (`"9f2c0e3d5a1b7c44"`); `-gzip` / `-br` for the coded representations."#,
+                                   required: true, schema: pattern(#"^"([0-9]{1,20}|[0-9a-f]{16})(-gzip|-br)?"$"#))),
+            ("AnyETag", header(#"A strong validator: a revision (`"42"`) or a content hash (`"9f2c0e3d5a1b7c44"`), `-gzip` / `-br` for the coded representations."#,
+                               required: true, schema: pattern(#"^"([0-9]{1,20}|[0-9a-f]{16})(-gzip|-br)?"$"#))),
             ("CacheControl", header("`no-cache` (revalidate with the `ETag` before reuse); `no-store` on `/metrics`.",
                                     required: true, schema: .map([("type", .string("string"))]))),
             ("Vary", header("Names `Accept-Encoding` (and `Origin` when CORS echoes one).",
                             required: true, schema: pattern("Accept-Encoding"))),
-            ("ContentEncoding", header("`gzip` when the request's `Accept-Encoding` prefers it and the body is over 1 KiB (or identity was refused); absent otherwise.",
-                                       required: false, schema: .map([("type", .string("string")), ("enum", .strings(["gzip"]))]))),
+            ("ContentEncoding", header("`br` or `gzip`, whichever the request's `Accept-Encoding` prefers, when the body is over 1 KiB (or identity was refused); absent otherwise. Event streams: `gzip` whenever the request accepts it.",
+                                       required: false, schema: .map([("type", .string("string")), ("enum", .strings(["gzip", "br"]))]))),
         ]
     }
 
@@ -153,12 +153,17 @@ extension OpenAPIContract {
           with `If-None-Match` as OFREP asks.
         - `Cache-Control: no-cache` on every read (a cache must revalidate a live setting; the fixed
           answers revalidate cheaply with their strong tag); `no-store` on `/metrics`.
-        - Compression: `gzip` when `Accept-Encoding` prefers it (`q` values honoured, `gzip;q=0`,
-          `identity;q=0`, `*`) and the body is over 1 KiB, or identity was refused. Every answer of a
-          compressible type carries `Vary: Accept-Encoding`, compressed or not. The gzip
-          representation has its own tag (`"42"` → `"42-gzip"`); a write's `If-Match` accepts either.
-          `br` is not offered (no maintained Brotli library on the server's platform).
-        - Event streams carry `Vary: Accept-Encoding` and are not compressed.
+        - Compression: `br` or `gzip`, whichever `Accept-Encoding` prefers (`q` values honoured, `br`
+          on a tie, `gzip;q=0`, `identity;q=0`, `*`), when the body is over 1 KiB or identity was
+          refused. Every answer of a compressible type carries `Vary: Accept-Encoding`, compressed or
+          not. Each coded representation has its own tag (`"42"` → `"42-gzip"`, `"42-br"`); a write's
+          `If-Match` accepts any of them.
+        - Event streams are gzip when the request accepts it (`Content-Encoding: gzip`,
+          `Vary: Accept-Encoding`): every event is flushed as it is sent, so a client decodes each
+          one as it arrives (`curl --compressed -N`, a browser's `EventSource`); each event is
+          deflated once and shared by every gzip subscriber. Snapshot, replay, heartbeats, resume,
+          conflation and `reset` are as on an identity stream (the slow-reader bound counts the
+          bytes on the wire), and a clean end closes the gzip member (final block and trailer).
 
         """#
 }

@@ -116,7 +116,10 @@ extension OpenAPIContract {
                   of the header; a used, expired or unknown ticket → `401` (where a credential is required; an
                   open server ignores `ticket`). An `EventSource` that reconnects re-sends its original URL and
                   so a used ticket: a page mints a new ticket and opens a new `EventSource` with
-                  `?lastEventId=` set to the last id it saw.
+                  `?lastEventId=` set to the last id it saw. Unused tickets are bounded: at most 64 outstanding
+                  per client address (behind `--trusted-proxy`, per client the proxy names), 2,500 per
+                  credential and 10,000 in all; beyond that `POST /stream-tickets` answers `503` with
+                  `Retry-After`, so one reader cannot lock the others out.
                 - When a request carries an `Authorization` header, that header alone decides; `ticket` is
                   consulted only on event streams without one.
                 - Tokens and tickets are compared in constant time and never logged.

@@ -28,10 +28,7 @@ public final class TidingsResources {
     /// (start-up, before the loop runs).
     init(application app: TidingsApplication) throws {
         let configuration = app.configuration
-        // The durable history serves two readers: resumes (bounded by the flags, in the journal)
-        // and other instances tailing it, which need a little even when resumes are turned off.
-        let limits = ChangeStoreLimits(historyCount: max(configuration.replayBuffer, 1_000),
-                                       historyBytes: max(configuration.replayBytes, 8 << 20))
+        let limits = Self.historyLimits(configuration)
         let where_ = configuration.databaseURL.map(Self.redacted) ?? configuration.dataDir
         store = try Self.openStore(configuration, limits: limits, logger: app.logger)
         let (snapshot, history): (StoreSnapshot, [Change])
@@ -55,13 +52,20 @@ public final class TidingsResources {
                              journal: journal, logger: app.logger)
         feed = ChangeFeed(store: store, state: state, logger: app.logger)
         writes = WritePipeline(state: state, store: store, feed: feed)
+        writes.credentials = app.credentials
         feed.start()
         streams = StreamHub(state: state)
+        streams.store = store
+        streams.catchUp = StreamCatchUp(store: store, feed: feed)
 
         let routes = app.routes
-        PreferenceRoutes(state: state, writes: writes).register(on: routes.resources)
+        // History (History/): pages of change records, as-of reads, rollback.
+        let asOf = AsOfReads(state: state, store: store)
+        HistoryRoutes(state: state, store: store).register(on: routes.resources)
+        RollbackRoutes(state: state, store: store, writes: writes).register(on: routes.resources)
+        PreferenceRoutes(state: state, writes: writes, asOf: asOf).register(on: routes.resources)
         try PreferenceSchemaRoute.register(preferences: preferences, on: routes.resources)
-        ThingRoutes(state: state, writes: writes).register(on: routes.resources)
+        ThingRoutes(state: state, writes: writes, asOf: asOf).register(on: routes.resources)
         StreamRoutes(state: state, hub: streams).register(on: routes.streams)
         OFREPRoutes.register(state: state, hub: streams, on: routes)
         try DashboardRoute.register(on: routes.open)
@@ -96,6 +100,17 @@ public final class TidingsResources {
             feed.stop()
             await store.close()
         }
+    }
+
+    /// What the change table keeps (API.md "History"): records within `--history-days` and
+    /// `--history-bytes`, and whatever those say, the newest `--replay-buffer` records within
+    /// `--replay-bytes` (resume reaches them). An instance that falls further behind than the
+    /// table reaches rebuilds from a snapshot (ChangeFeed).
+    static func historyLimits(_ configuration: TidingsConfiguration) -> ChangeStoreLimits {
+        ChangeStoreLimits(historyBytes: configuration.historyBytes,
+                          historyAge: .milliseconds(Int64(configuration.historyDays * 86_400_000)),
+                          keepCount: configuration.replayBuffer,
+                          keepBytes: configuration.replayBytes)
     }
 
     /// SQLite under `--data-dir`, or PostgreSQL for `--database-url`.
@@ -153,6 +168,11 @@ public final class TidingsResources {
         if preferences.declaration(forKey: "events") != nil {
             throw StartupError(description: "invalid --preferences file \(path): preference \"events\": "
                 + "the name is reserved (GET /preferences/events is the event stream)")
+        }
+        // `/preferences/rollback` is the rollback (History/): the same holds.
+        if preferences.declaration(forKey: "rollback") != nil {
+            throw StartupError(description: "invalid --preferences file \(path): preference \"rollback\": "
+                + "the name is reserved (POST /preferences/rollback rolls preferences back)")
         }
         return preferences
     }

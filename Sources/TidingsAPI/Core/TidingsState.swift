@@ -31,8 +31,18 @@ final class TidingsState {
     private(set) var posts: StoredPosts?
     /// The `GET /posts` body before any posts document was stored (set by the posts feed).
     var idlePostsJSON: () -> String = { #"{"state":"idle","posts":[],"fetchedAt":null,"error":null,"source":null}"# }
+    /// Whether a stored posts document is of this server's feed (set by the posts feed): one
+    /// stored under another `--feed-url` before a restart is not shown as this feed's.
+    var isThisFeedsDocument: (String) -> Bool = { _ in true }
+    /// The stored posts document when it is this feed's.
+    var postsDocumentOfThisFeed: String? {
+        guard let document = posts?.document, isThisFeedsDocument(document) else { return nil }
+        return document
+    }
     /// `posts` events, in revision order (the feed's own subject: posts are one document).
     let postsEvents = PassthroughSubject<JournalEntry, Never>()
+    /// Every applied change of a preference or the thing list, for the audit stream (History/).
+    let historyChanges = PassthroughSubject<Change, Never>()
     /// Sent after memory was rebuilt from a snapshot (the history no longer reached back to
     /// this instance's position): streams must `reset` and send a fresh snapshot.
     let reloads = PassthroughSubject<Void, Never>()
@@ -68,6 +78,7 @@ final class TidingsState {
         revision = change.revision
         let entry = Self.entry(for: change, preferences: preferences)
         if let entry { journal.append(entry) }
+        if case .posts = change.kind {} else { historyChanges.send(change) }
         switch change.kind {
         case let .preference(key, _):
             // A key this instance does not declare (another schema): the revision only.

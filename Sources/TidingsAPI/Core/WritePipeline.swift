@@ -1,3 +1,4 @@
+import EventHTTP
 import Foundation
 import Observing
 import TidingsModel
@@ -15,6 +16,10 @@ enum WriteRequest: Sendable {
     case replaceThings([String], normalized: Bool = false)
     /// Stores the posts feed's document (what `GET /posts` and `posts` events show).
     case setPosts(String)
+    /// A rollback (History/): operations already made from the history, each setting a key or
+    /// the list to its past value (the store skips what is already there); `ifRevision`: the
+    /// global revisions `If-Match` accepts.
+    case rollback([WriteOperation], ifRevision: Set<UInt64>?)
 }
 
 /// What a committed write did. Records are read from ``TidingsState`` afterwards.
@@ -27,6 +32,8 @@ enum WriteOutcome: Sendable, Equatable {
     case thingsReplaced(revision: UInt64)
     /// The posts document's revision (nil: it was already stored, nothing announced).
     case postsStored(revision: UInt64?)
+    /// What a rollback changed (empty: nothing differed).
+    case rolledBack([Change])
 }
 
 /// A preference's value as one write left it, and the revision that write took.
@@ -46,6 +53,8 @@ enum WriteFailure: Error, Sendable {
     case preconditionFailed(key: String, current: UInt64)
     /// The store cannot be reached or could not commit; nothing was changed.
     case storeFailed(String)
+    /// `Tidings-Reason` is too long or not plain text.
+    case invalidReason(String)
 }
 
 /// The write path: validate once on the loop, commit off the loop (the store decides the
@@ -64,11 +73,13 @@ final class WritePipeline {
     private let feed: ChangeFeed
     private var inFlight = 0
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Names the author of a request's write (set by the resources).
+    var credentials: Credentials?
     /// Called after every commit with how long the store took (for metrics).
     var onCommit: (@MainActor (_ seconds: Double, _ operations: Int) -> Void)?
 
     /// Things that would shadow a route under `/things/`.
-    private static let reservedThings: Set<String> = ["events"]
+    private static let reservedThings: Set<String> = ["events", "history", "rollback"]
 
     init(state: TidingsState, store: any ChangeStore, feed: ChangeFeed) {
         self.state = state
@@ -78,12 +89,21 @@ final class WritePipeline {
 
     /// Checks `request`, commits it, and calls `completion` on the loop once its changes are
     /// applied (or it was refused).
-    func submit(_ request: WriteRequest, completion: @escaping Completion) {
-        let write: StoreWrite
+    func submit(_ request: WriteRequest, from http: Request, completion: @escaping Completion) {
+        let author: WriteAuthor
+        do throws(WriteFailure) { author = try WriteAuthor(http, credentials: credentials) } catch { return completion(.failure(error)) }
+        submit(request, author: author, completion: completion)
+    }
+
+    /// As above, recorded as made by `author` (the server's own writes: no actor).
+    func submit(_ request: WriteRequest, author: WriteAuthor = WriteAuthor(), completion: @escaping Completion) {
+        var write: StoreWrite
         switch plan(request) {
         case let .failure(failure): return completion(.failure(failure))
         case let .success(planned): write = planned
         }
+        write.actor = author.actor
+        write.reason = author.reason
         inFlight += 1
         Task { @MainActor in
             let result = await commit(write, for: request)
@@ -163,6 +183,10 @@ final class WritePipeline {
             }
         case let .setPosts(document):
             return .success(StoreWrite([.setPosts(document)]))
+        case let .rollback(operations, ifRevision):
+            var write = StoreWrite(operations)
+            write.expectedGlobalRevisions = ifRevision
+            return .success(write)
         }
     }
 
@@ -185,6 +209,8 @@ final class WritePipeline {
             return .thingsReplaced(revision: changes.first?.revision ?? state.thingsRevision)
         case .setPosts:
             return .postsStored(revision: changes.first?.revision)
+        case .rollback:
+            return .rolledBack(changes)
         }
     }
 

@@ -74,6 +74,7 @@ final class PostsFeed {
         state.idlePostsJSON = { [unowned self] in
             PostsStateBody(.idle, source: source.absoluteString, timeout: policy.timeout).json
         }
+        state.isThisFeedsDocument = { [unowned self] document in StoredPostsPeek.isFrom(source.absoluteString, document) }
         // Another instance's fetch, stored as a document: taken over so every instance serves
         // the same posts (and announces nothing new: it is what was stored).
         adoption = state.postsEvents.sink { [unowned self] _ in adoptStoredPosts() }
@@ -141,21 +142,44 @@ final class PostsFeed {
         }
         loaderStorage = loader
         subscription = loader.$state.dropFirst().sink { [unowned self] newState in stateDidChange(newState) }
-        adoptStoredPosts()
+        adoptStoredPosts(synchronously: true)
         return loader
     }
 
-    /// Takes the stored posts document when it holds posts newer than the loader's.
-    private func adoptStoredPosts() {
-        guard let loaderStorage, let document = state.posts?.document,
-              let stored = Self.loaded(fromDocument: document) else { return }
+    /// Takes the stored posts document when it holds posts newer than the loader's, fetched
+    /// from this instance's source. At the loader's creation (`synchronously`) it is parsed at
+    /// once, so the first answer shows it; after a `posts` event it is parsed off the loop,
+    /// and not at all when its fetch time (read from its front) is not newer — this
+    /// instance's own documents never are.
+    private func adoptStoredPosts(synchronously: Bool = false) {
+        guard loaderStorage != nil, let document = state.posts?.document,
+              let fetchedAt = StoredPostsPeek.fetchedAt(document) else { return }
+        if let held = current.lastGood, held.fetchedAt >= fetchedAt { return }
+        let source = source.absoluteString
+        // Posts of another source (the server was restarted with another --feed-url) are not
+        // this feed's: they are neither served nor announced as loaded.
+        guard StoredPostsPeek.isFrom(source, document) else { return }
+        if synchronously {
+            if let stored = Self.loaded(fromDocument: document) { adopt(stored) }
+            return
+        }
+        Task { @MainActor [weak self] in
+            let stored = await Task.detached { Self.loaded(fromDocument: document) }.value
+            guard let self, let stored else { return }
+            self.adopt(stored)
+        }
+    }
+
+    /// Hands `stored` to the loader unless what it holds by now is as new.
+    private func adopt(_ stored: (loaded: Loaded<FetchedPosts>, body: Data)) {
+        guard let loaderStorage else { return }
         if let held = current.lastGood, held.fetchedAt >= stored.loaded.fetchedAt { return }
         announcer.willAdopt(.loaded(stored.loaded))
         loaderStorage.adopt(stored.loaded, body: stored.body)
     }
 
     /// The loaded posts a stored `GET /posts` document shows (nil unless it shows some).
-    static func loaded(fromDocument document: String) -> (loaded: Loaded<FetchedPosts>, body: Data)? {
+    nonisolated static func loaded(fromDocument document: String) -> (loaded: Loaded<FetchedPosts>, body: Data)? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any],
               let fetchedAt = (object["fetchedAt"] as? String).flatMap({ try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse($0) }),
               let posts = object["posts"], let body = try? JSONSerialization.data(withJSONObject: posts),
@@ -220,10 +244,10 @@ final class PostsFeed {
             return cached.tag
         }
         let tag: String
-        if let stored, stored.document == cachedBody?.json {
+        if let stored, let body = cachedBody?.json, stored.document.utf8.elementsEqual(body.utf8) {
             tag = EntityTag(revision: stored.revision).header
         } else {
-            tag = ContentTag.of(cachedBody?.bytes ?? [])
+            tag = ContentTag.of(Array(PostsStateBody(current, source: source.absoluteString, timeout: policy.timeout).identity.utf8))
         }
         cachedTag = (stored?.revision, tag)
         return tag

@@ -36,15 +36,19 @@ private struct ValueBody: Decodable {
 struct PreferenceRoutes {
     let state: TidingsState
     let writes: WritePipeline
+    /// `?asOf=` (History/AsOfReads).
+    let asOf: AsOfReads?
     private let cache = EncodedRecords()
 
-    init(state: TidingsState, writes: WritePipeline) {
+    init(state: TidingsState, writes: WritePipeline, asOf: AsOfReads? = nil) {
         self.state = state
         self.writes = writes
+        self.asOf = asOf
     }
 
     func register(on router: RouteGroup) {
-        router.get("/preferences") { _, responder in
+        router.get("/preferences") { request, responder in
+            if let asOf, let point = request.query("asOf") { return try asOf.preferences(point, responder: responder) }
             responder.send(mapResponse())
         }
         router.patch("/preferences") { request, responder in
@@ -55,7 +59,7 @@ struct PreferenceRoutes {
                 throw Problems.invalid("A PATCH names at most \(declared) keys (one per declared preference); this one names more.")
             }
             request.process(responder, { () throws(ProblemDetails) in try request.decode(PreferencePatch.self) }) { patch in
-                writes.submit(.preferences(patch)) { result in
+                writes.submit(.preferences(patch), from: request) { result in
                     switch result {
                     case .success: responder.send(mapResponse())
                     case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
@@ -65,6 +69,7 @@ struct PreferenceRoutes {
         }
         router.get("/preferences/{key}") { request, responder in
             let key = request.parameter("key") ?? ""
+            if let asOf, let point = request.query("asOf") { return try asOf.preference(key, raw: point, responder: responder) }
             // Only declared keys get a cached record, and declarations never change: a key with
             // one needs no declaration lookup (the common read, about 0.8K instructions).
             let cached = state.preferences.mayBeKey(key) ? cache.records[key] : nil
@@ -116,7 +121,7 @@ struct PreferenceRoutes {
             // Tags that are not revisions can never match; an empty set fails the write.
             ifMatch[key] = Set(tags.compactMap { UInt64($0) })
         }
-        writes.submit(.preferences(patch, ifMatch: ifMatch)) { result in
+        writes.submit(.preferences(patch, ifMatch: ifMatch), from: request) { result in
             switch result {
             case let .success(.preferences(changed)):
                 // The record as this write left it (another write may already be applied too).

@@ -7,6 +7,10 @@ struct StreamCoverage: Equatable {
     /// OFREP's stream (`GET /ofrep/v1/events`): the covered preferences' changes are written as
     /// OFREP notifications (StreamHub.ofrep) instead of `preference` events, with no snapshot.
     var ofrep = false
+    /// The audit stream (`GET /events?topics=history`): every change record as `event: change`
+    /// (History/HistoryFrame); always alone on its stream (it shares revisions with the
+    /// preference and things events, and a stream sends each revision once).
+    var history = false
 
     func covers(_ topic: EventTopic) -> Bool {
         switch topic {

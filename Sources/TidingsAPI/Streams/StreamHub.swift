@@ -23,6 +23,8 @@ final class StreamHub {
         case preference(String)
         case things
         case posts
+        /// Every change record (the audit stream).
+        case history
     }
 
     /// An open stream, for the count and for reloads.
@@ -32,7 +34,7 @@ final class StreamHub {
         let topics: [Int]
     }
 
-    private let state: TidingsState
+    let state: TidingsState
     private weak var server: HTTPServer?
     private var followers: [ObjectIdentifier: Follower] = [:]
     /// One subscription per source; sources are bounded by the declared keys.
@@ -47,6 +49,13 @@ final class StreamHub {
 
     init(state: TidingsState) { self.state = state }
 
+    /// The durable history, for resumes older than the journal holds (and every resume of the
+    /// audit stream): read page by page at the pace the client reads (StreamHub+Replay).
+    var store: (any ChangeStore)?
+
+    /// Waits for a revision another instance committed before a resume from it (nil: none).
+    var catchUp: StreamCatchUp?
+
     /// OFREP hook: re-encodes the frames of a stream whose coverage has `ofrep` (OpenFeature/).
     var ofrep: OFREPNotifications?
 
@@ -56,6 +65,19 @@ final class StreamHub {
     /// or `?lastEventId=`).
     func open(_ request: Request, responder: Responder, coverage: StreamCoverage) throws(ProblemDetails) {
         let resume = try Self.resumePoint(request)
+        // An id ahead of this instance: the store may have it (another instance's write, not
+        // applied here yet). Wait for it rather than answer `reset` (StreamCatchUp).
+        if case let .after(revision) = resume, revision > state.revision, let catchUp {
+            Task { @MainActor [weak self] in
+                await catchUp.wait(for: revision)
+                self?.start(request, responder: responder, coverage: coverage, resume: resume)
+            }
+            return
+        }
+        start(request, responder: responder, coverage: coverage, resume: resume)
+    }
+
+    private func start(_ request: Request, responder: Responder, coverage: StreamCoverage, resume: ResumePoint) {
         // nil also for HEAD: EventHTTP answered it with the stream's headers and no stream.
         guard let stream = responder.startEventStream() else { return }
         if server == nil { server = stream.owner }
@@ -64,14 +86,28 @@ final class StreamHub {
         let ofrep = coverage.ofrep ? self.ofrep : nil
         let encode: @MainActor (JournalEntry) -> [UInt8] = { entry in ofrep?.frame(for: entry) ?? entry.frame }
         var initial: [[UInt8]]
+        /// Set when the resume is read from the store (the journal cannot answer it).
+        var replayAfter: UInt64?
         switch resume {
         case .none:
             initial = ofrep == nil ? snapshot(coverage, revision: current) : []
+        case let .after(revision) where coverage.history:
+            initial = []
+            if revision > current {
+                initial = [EventFrame.frame(id: current, event: "reset", data: ResetEventData(
+                    reason: "Last-Event-ID \(revision) is newer than the current revision \(current)"))]
+            } else if revision < current {
+                replayAfter = revision
+            }
         case let .after(revision):
             if let replay = state.journal.entries(after: revision, current: current, where: coverage.covers) {
                 initial = replay.map(encode)
             } else if let ofrep {
                 initial = [ofrep.resyncFrame(current: current)]
+            } else if revision < current, store != nil {
+                // Older than the journal holds: the durable history may still reach it.
+                initial = []
+                replayAfter = revision
             } else {
                 let reason = revision > current
                     ? "Last-Event-ID \(revision) is newer than the current revision \(current)"
@@ -88,12 +124,16 @@ final class StreamHub {
                 initial += snapshot(coverage, revision: current)
             }
         }
-        stream.sendPaced(initial)
-
         // Everything after `current` arrives through the broadcasts, each change carrying its
-        // event encoded once; nothing at or before `current` is sent again.
+        // event encoded once; nothing at or before `current` is sent again. A resume read from
+        // the store follows once it has caught up (StreamHub+Replay).
         let topics = topics(of: coverage, ofrep: ofrep != nil)
-        stream.follow(topics, after: current)
+        if let replayAfter {
+            replay(stream, after: replayAfter, coverage: coverage, topics: topics)
+        } else {
+            stream.sendPaced(initial)
+            stream.follow(topics, after: current)
+        }
         for topic in topics { followerCounts[topic, default: 0] += 1 }
         if reloadSubscription == nil {
             reloadSubscription = state.reloads.sink { [weak self] in self?.reloaded() }
@@ -118,6 +158,7 @@ final class StreamHub {
         }
         if coverage.things { sources.append(.things) }
         if coverage.posts { sources.append(.posts) }
+        if coverage.history { sources.append(.history) }
         return sources.map { topic(of: $0, ofrep: ofrep) }
     }
 
@@ -144,6 +185,13 @@ final class StreamHub {
             subscription = state.things.updates.sink { [weak self] in self?.publish($0.payload as? JournalEntry, index: index) }
         case .posts:
             subscription = state.postsEvents.sink { [weak self] in self?.publish($0, index: index) }
+        case .history:
+            // Encoded only while someone follows the audit stream.
+            subscription = state.historyChanges.sink { [weak self] change in
+                guard let self, let server, followerCounts[index * 2, default: 0] > 0,
+                      let frame = HistoryFrame.frame(change, preferences: state.preferences) else { return }
+                server.broadcast(frame, topic: index * 2, order: change.revision, conflationKey: nil)
+            }
         }
         sources[source] = subscription
     }
@@ -194,7 +242,7 @@ final class StreamHub {
             frames.append(EventFrame.frame(id: revision, event: "things", data: data))
         }
         if coverage.posts {
-            frames.append(EventFrame.frame(id: revision, event: "posts", json: state.posts?.document ?? state.idlePostsJSON()))
+            frames.append(EventFrame.frame(id: revision, event: "posts", json: state.postsDocumentOfThisFeed ?? state.idlePostsJSON()))
         }
         return frames
     }

@@ -47,11 +47,19 @@ struct StreamRoutes {
                 throw Problems.badQuery("Unknown topic '\(long.prefix(64))'; topics are preferences, things and posts.")
             }
             topics = Set(named)
-            let unknown = topics.subtracting(["preferences", "things", "posts"]).sorted()
+            let unknown = topics.subtracting(["preferences", "things", "posts", "history"]).sorted()
             guard unknown.isEmpty, !topics.isEmpty else {
                 throw Problems.badQuery(topics.isEmpty
-                    ? "'topics' is empty; name one or more of preferences, things and posts."
-                    : "Unknown topic '\(unknown[0])'; topics are preferences, things and posts.")
+                    ? "'topics' is empty; name one or more of preferences, things and posts (or history alone)."
+                    : "Unknown topic '\(unknown[0])'; topics are preferences, things and posts, or history alone.")
+            }
+            // The audit stream: change records only (its events share revisions with the others').
+            if topics.contains("history") {
+                guard topics.count == 1 else {
+                    throw Problems.badQuery("The history topic is a stream of its own: ask for topics=history alone.")
+                }
+                _ = try preferenceKeys(request.query("keys"))
+                return StreamCoverage(history: true)
             }
         }
         var coverage = StreamCoverage(things: topics.contains("things"), posts: topics.contains("posts"))

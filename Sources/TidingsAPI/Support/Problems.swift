@@ -45,6 +45,8 @@ enum Problems {
             return ProblemDetails(status: .preconditionFailed,
                                   detail: "Preference '\(key)' is at revision \(current), not the one If-Match names.",
                                   headers: [.eTag: EntityTag(revision: current).header])
+        case let .invalidReason(detail):
+            return invalid(detail, errors: [.init(key: "Tidings-Reason", detail: detail)])
         case .storeFailed:
             return ProblemDetails(status: .serviceUnavailable,
                                   detail: "The change could not be stored; nothing was changed. Try again.",

@@ -15,7 +15,7 @@ extension Request {
             if tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\"") { tag = String(tag.dropFirst().dropLast()) }
             // The gzip representation's tag names the same revision (`HTTPCaching`): a client
             // that read a compressed answer may write with its ETag.
-            if tag.hasSuffix("-gzip") { tag.removeLast(5) }
+            if tag.hasSuffix("-gzip") { tag.removeLast(5) } else if tag.hasSuffix("-br") { tag.removeLast(3) }
             return tag
         }
     }

@@ -26,16 +26,19 @@ struct ThingLookup: Encodable {
 struct ThingRoutes {
     let state: TidingsState
     let writes: WritePipeline
+    /// `?asOf=` (History/AsOfReads).
+    var asOf: AsOfReads? = nil
     private let cache = EncodedThings()
 
     func register(on router: RouteGroup) {
-        router.get("/things") { _, responder in
+        router.get("/things") { request, responder in
+            if let asOf, let point = request.query("asOf") { return try asOf.things(point, responder: responder) }
             // `If-None-Match` → 304 is the caching middleware's, on the list's ETag.
             responder.send(listResponse())
         }
         router.post("/things") { request, responder in
             let body = try request.decode(ThingBody.self)
-            writes.submit(.addThing(body.thing)) { result in
+            writes.submit(.addThing(body.thing), from: request) { result in
                 switch result {
                 case let .success(.thingAdded(thing, revision)):
                     responder.send(.json(ThingRecord(thing: thing, revision: revision), status: .created, headers: [
@@ -61,7 +64,7 @@ struct ThingRoutes {
                     throw Problems.forWrite(.thing(error))
                 }
             }) { list in
-                writes.submit(.replaceThings(list, normalized: true)) { result in
+                writes.submit(.replaceThings(list, normalized: true), from: request) { result in
                     switch result {
                     case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
                     case .success: responder.send(listResponse())
@@ -77,12 +80,12 @@ struct ThingRoutes {
             responder.send(.json(ThingLookup(thing: thing)))
         }
         router.delete("/things/{thing}") { request, responder in
-            remove(request.parameters["thing"] ?? "", responder: responder)
+            remove(request.parameters["thing"] ?? "", request: request, responder: responder)
         }
     }
 
-    private func remove(_ raw: String, responder: Responder) {
-        writes.submit(.removeThing(raw)) { result in
+    private func remove(_ raw: String, request: Request, responder: Responder) {
+        writes.submit(.removeThing(raw), from: request) { result in
             switch result {
             case .success: responder.send(Response(status: .noContent))
             case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))

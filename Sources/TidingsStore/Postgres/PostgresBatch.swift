@@ -21,13 +21,18 @@ enum PostgresBatch {
             }
         }
         for key in write.expectedRevisions.keys where containsNUL(key) { return nulError }
+        if containsNUL(write.actor) || containsNUL(write.reason ?? "") { return nulError }
         return nil
     }
 
     /// The JSON text of `writes` for `tidings_commit_v1`.
     static func encode(_ writes: [StoreWrite]) throws -> String {
         let payload = writes.map { write -> [String: Any] in
-            var entry: [String: Any] = ["o": write.operations.map(encode)]
+            var entry: [String: Any] = ["o": write.operations.map(encode), "a": write.actor]
+            if let reason = write.reason { entry["y"] = reason }
+            if let global = write.expectedGlobalRevisions {
+                entry["g"] = global.filter { $0 <= UInt64(Int64.max) }.sorted().map { Int64($0) }
+            }
             if !write.expectedRevisions.isEmpty {
                 // Revisions are bigint in SQL: one beyond Int64.max can never match, so it is
                 // left out (a set left empty matches nothing, as it should).
@@ -55,7 +60,8 @@ enum PostgresBatch {
     }
 
     /// The per-write results of a batch of `count` writes from the function's JSON answer.
-    static func decode(_ text: String, count: Int) throws -> [Result<[Change], StoreError>] {
+    static func decode(_ text: String, writes: [StoreWrite]) throws -> [Result<[Change], StoreError>] {
+        let count = writes.count
         let outcomes: [PostgresWriteOutcome]
         do {
             outcomes = try JSONDecoder().decode([PostgresWriteOutcome].self, from: Data(text.utf8))
@@ -65,11 +71,16 @@ enum PostgresBatch {
         guard outcomes.count == count else {
             throw StoreError.database("commit result has \(outcomes.count) entries for \(count) writes")
         }
-        return outcomes.map { outcome in
+        return zip(outcomes, writes).map { outcome, write in
             switch outcome {
             case let .changes(rows):
                 do {
-                    let changes = try rows.map { try $0.change() }
+                    let changes = try rows.map { row in
+                        var row = row
+                        row.actor = write.actor
+                        row.reason = write.reason
+                        return try row.change()
+                    }
                     return .success(changes)
                 } catch let error as StoreError {
                     return .failure(error)

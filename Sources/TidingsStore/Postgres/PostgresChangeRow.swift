@@ -9,6 +9,10 @@ struct PostgresChangeRow: Sendable, Hashable {
     var op: String
     var subject: String?
     var value: String?
+    var at: Int64 = 0
+    var actor: String = ""
+    var reason: String?
+    var before: String?
 
     func change() throws -> Change {
         guard revision > 0 else { throw StoreError.database("change row with revision \(revision)") }
@@ -30,7 +34,7 @@ struct PostgresChangeRow: Sendable, Hashable {
         default:
             throw unreadable
         }
-        return Change(revision: UInt64(revision), kind: kind)
+        return Change(revision: UInt64(revision), kind: kind, at: at, actor: actor, reason: reason, before: before)
     }
 
     private var unreadable: StoreError {
@@ -57,7 +61,7 @@ enum PostgresWriteOutcome: Decodable, Sendable {
         }
     }
 
-    /// `[revision, kind, op, subject, value]`.
+    /// `[revision, kind, op, subject, value, before, at]`.
     private struct Tuple: Decodable {
         var row: PostgresChangeRow
         init(from decoder: any Decoder) throws {
@@ -67,7 +71,10 @@ enum PostgresWriteOutcome: Decodable, Sendable {
                 kind: try container.decode(String.self),
                 op: try container.decode(String.self),
                 subject: try container.decodeIfPresent(String.self),
-                value: try container.decodeIfPresent(String.self))
+                value: try container.decodeIfPresent(String.self),
+                at: 0, actor: "", reason: nil,
+                before: container.isAtEnd ? nil : try container.decodeIfPresent(String.self))
+            if !container.isAtEnd { row.at = try container.decode(Int64.self) }
         }
     }
 }

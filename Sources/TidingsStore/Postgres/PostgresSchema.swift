@@ -18,7 +18,7 @@
 ///   ``PostgresBatch``).
 enum PostgresSchema {
     /// The version this build creates and understands.
-    static let version = 2
+    static let version = 3
     /// Taken around migrations, so instances starting together migrate one at a time.
     static let migrationLockKey: Int64 = 0x7469_6469_6E67_7331  // "tidings1"
     /// The LISTEN/NOTIFY channel every commit notifies with its last revision.
@@ -32,11 +32,13 @@ enum PostgresSchema {
         """
 
     /// The statements that bring an empty database to the current version (each idempotent).
-    static let fromEmpty: [String] = tables + functions
+    static let fromEmpty: [String] = tables + fromVersion1
 
-    /// What version 2 changed from version 1: the functions, replaced in place (same names and
-    /// signatures, so an instance of the older build still running keeps working).
-    static let fromVersion1: [String] = functions
+    /// What versions 2 and 3 changed from version 1: the functions, replaced in place (same
+    /// names and signatures, so an instance of the older build still running keeps working),
+    /// and the history (``PostgresHistorySchema``: new columns and tables, new functions).
+    static let fromVersion1: [String] = functions + PostgresHistorySchema.tables + PostgresHistorySchema.functions
+        + PostgresHistorySchema.data
 
     static let functions = [thingsChangeFunction, applyFunction, commitFunction]
 

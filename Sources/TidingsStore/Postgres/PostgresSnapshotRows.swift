@@ -40,15 +40,16 @@ enum PostgresSnapshotRows {
         var oldest: Int64?
         var changes: [Change] = []
         for row in rows {
-            let (tag, revision, oldestRevision, kind, op, subject, value) =
-                try row.decode((Int64, Int64, Int64?, String?, String?, String?, String?).self)
+            let (tag, revision, oldestRevision, kind, op, subject, value, at, actor, reason, before) =
+                try row.decode((Int64, Int64, Int64?, String?, String?, String?, String?, Int64?, String?, String?, String?).self)
             if tag == 0 {
                 current = revision
                 oldest = oldestRevision
                 continue
             }
             guard let kind, let op else { throw StoreError.database("change row \(revision) without kind") }
-            changes.append(try PostgresChangeRow(revision: revision, kind: kind, op: op, subject: subject, value: value).change())
+            changes.append(try PostgresChangeRow(revision: revision, kind: kind, op: op, subject: subject, value: value,
+                                                 at: at ?? 0, actor: actor ?? "", reason: reason, before: before).change())
         }
         guard let current else { throw StoreError.database("the meta row is missing") }
         let currentRevision = try unsigned(current)

@@ -153,10 +153,10 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
             // One statement, so the counter, the oldest row and the rows come from one snapshot.
             try await connection.query("""
                 SELECT 0::bigint, m.revision, (SELECT min(c.revision) FROM change c),
-                       NULL::text, NULL::text, NULL::text, NULL::text
+                       NULL::text, NULL::text, NULL::text, NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::text
                   FROM meta m WHERE m.id = 1
                 UNION ALL
-                (SELECT 1::bigint, c.revision, NULL::bigint, c.kind, c.op, c.subject, c.value
+                (SELECT 1::bigint, c.revision, NULL::bigint, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before
                    FROM change c WHERE c.revision > \(after) ORDER BY c.revision LIMIT \(Int64(limit)))
                 """, logger: logger).collect()
         }
@@ -167,7 +167,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
         guard maxCount > 0, maxBytes > 0 else { return [] }
         let rows = try await withConnection(reader) { [logger] connection in
             try await connection.query("""
-                SELECT c.revision, c.kind, c.op, c.subject, c.value FROM change c
+                SELECT c.revision, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before FROM change c
                  ORDER BY c.revision DESC LIMIT \(Int64(maxCount))
                 """, logger: logger).collect()
         }
@@ -175,8 +175,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
             var newestFirst: [Change] = []
             var bytes = 0
             for row in rows {
-                let (revision, kind, op, subject, value) = try row.decode((Int64, String, String, String?, String?).self)
-                let change = try PostgresChangeRow(revision: revision, kind: kind, op: op, subject: subject, value: value).change()
+                let change = try PostgresHistoryRows.change(row)
                 bytes += change.byteCount
                 if bytes > maxBytes { break }
                 newestFirst.append(change)
@@ -205,11 +204,19 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
         logger.trace("commit batch", metadata: ["writes": "\(writes.count)"])
         do {
             let payload = try PostgresBatch.encode(writes)
-            let maxCount = Int64(max(0, limits.historyCount))
+            let maxCount = Int64(max(0, min(limits.historyCount, Int(Int64.max))))
             let maxBytes = Int64(max(0, limits.historyBytes))
+            let maxAge = limits.ageMicroseconds ?? -1
+            let keepCount = Int64(max(0, limits.keepCount))
+            let keepBytes = Int64(max(0, limits.keepBytes))
+            let every = Int64(HistoryCheckpoints.interval)
+            let now = Int64((Date().timeIntervalSince1970 * 1_000_000).rounded(.down))
             let answer = try await withConnection(writer) { [logger] connection in
                 let rows = try await connection.query(
-                    "SELECT tidings_commit_v1(\(payload)::jsonb, \(maxCount), \(maxBytes))::text",
+                    """
+                    SELECT tidings_commit_v2(\(payload)::jsonb, \(now), \(maxCount), \(maxBytes), \(maxAge),
+                                             \(keepCount), \(keepBytes), \(every))::text
+                    """,
                     logger: logger)
                 var answer: String?
                 for try await row in rows { answer = try row.decode(String?.self) }
@@ -217,7 +224,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
                 return answer
             }
             logger.trace("commit batch answered", metadata: ["bytes": "\(answer.utf8.count)"])
-            let results = try PostgresBatch.decode(answer, count: writes.count)
+            let results = try PostgresBatch.decode(answer, writes: writes)
             for case let .failure(.database(message)) in results {
                 logger.error("PostgreSQL rejected a write", metadata: ["error": "\(message)"])
             }

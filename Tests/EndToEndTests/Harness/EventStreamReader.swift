@@ -10,7 +10,15 @@ enum StreamMessage: Equatable {
     case retry(Int)
 }
 
-/// An event stream opened on an `HTTPConnection`, decoding chunked transfer and SSE framing.
+/// Settings every stream a test opens through `openEventStream` follows (XCTest runs one test
+/// at a time): `acceptEncoding` is sent unless the test names its own (`GzipStreamsTests` runs
+/// every stream test again over gzip).
+enum StreamTestSettings {
+    nonisolated(unsafe) static var acceptEncoding: String?
+}
+
+/// An event stream opened on an `HTTPConnection`, decoding chunked transfer, gzip (a real
+/// decoder fed the bytes as they arrive) and SSE framing.
 ///
 /// ```swift
 /// let stream = try server.openEventStream("/preferences/events")
@@ -34,11 +42,22 @@ final class EventStreamReader {
     private var pending: [UInt8] = []
     private var ended = false
     private var queued: [StreamMessage] = []
+    /// The gzip decoder when the response is `Content-Encoding: gzip`.
+    private let decoder: GzipDecoder?
+    /// Body bytes received (compressed ones on a gzip stream), transfer framing excluded.
+    private(set) var bodyBytes = 0
 
     init(connection: HTTPConnection, reply: HTTPReply) {
         self.connection = connection
         self.reply = reply
+        decoder = reply.header("Content-Encoding")?.lowercased() == "gzip" ? GzipDecoder() : nil
     }
+
+    /// Whether the stream is gzip-coded.
+    var isGzip: Bool { decoder != nil }
+    /// On a gzip stream: whether the member ended with a trailer whose CRC-32 and length zlib
+    /// checked against everything decoded.
+    var gzipMemberComplete: Bool { decoder?.finished ?? false }
 
     /// Whether the server ended the stream (terminating chunk or close).
     var isEnded: Bool { ended && queued.isEmpty }
@@ -81,12 +100,15 @@ final class EventStreamReader {
     private func readMore() throws {
         let chunked = reply.header("Transfer-Encoding")?.lowercased() == "chunked"
         do {
+            let bytes: [UInt8]
             if chunked {
-                guard let bytes = try connection.readChunk() else { ended = true; parse(); return }
-                pending += bytes
+                guard let chunk = try connection.readChunk() else { ended = true; parse(); return }
+                bytes = chunk
             } else {
-                pending += try connection.readAnything()
+                bytes = try connection.readAnything()
             }
+            bodyBytes += bytes.count
+            pending += try decoder?.feed(bytes) ?? bytes
         } catch HTTPConnectionError.closed {
             ended = true
         }
@@ -134,6 +156,7 @@ extension HTTPConnection {
     func openEventStream(_ target: String, headers: [String: String] = [:]) throws -> EventStreamReader {
         var headers = headers
         if headers["Accept"] == nil { headers["Accept"] = "text/event-stream" }
+        if headers["Accept-Encoding"] == nil, let coding = StreamTestSettings.acceptEncoding { headers["Accept-Encoding"] = coding }
         send("GET", target, headers: headers)
         return EventStreamReader(connection: self, reply: try readHead())
     }

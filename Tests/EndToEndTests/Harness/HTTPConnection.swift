@@ -34,8 +34,22 @@ final class HTTPConnection {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, host: String = "127.0.0.1", timeout: Double = 10) throws {
+    /// `from`: a local address to send from (e.g. `127.0.0.2`, another loopback client).
+    init(port: Int, host: String = "127.0.0.1", from source: String? = nil, timeout: Double = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let error = errno
+                close(fd)
+                throw HTTPConnectionError.connectFailed(error)
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

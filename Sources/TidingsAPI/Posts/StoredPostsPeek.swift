@@ -1,0 +1,43 @@
+import Foundation
+
+/// What a stored posts document (a `GET /posts` object, see ``PostsStateBody``) says about
+/// itself, read from its ends without parsing it: the fetch time near the front, the source
+/// near the back. A stored document can be 8 MiB of posts; parsing it costs the loop hundreds
+/// of milliseconds, so an instance first looks whether it needs it at all.
+///
+/// The members are in a fixed order: `{"error":…,"fetchedAt":…,"posts":[…],"source":…,"state":…}`.
+/// The first `"fetchedAt":"` is the top-level one (only the error comes before it, and its
+/// strings escape every quote); the source member is the last `,"source":` before the state.
+enum StoredPostsPeek {
+    /// How far into the document the fetch time may start (after an error message).
+    private static let frontBytes = 16 << 10
+
+    /// The document's `fetchedAt`, parsed; nil when it has none (or is not a stored document).
+    static func fetchedAt(_ document: String) -> Date? {
+        let marker = Array(#""fetchedAt":""#.utf8)
+        let bytes = Array(document.utf8.prefix(frontBytes))
+        guard let start = firstIndex(of: marker, in: bytes) else { return nil }
+        let valueStart = start + marker.count
+        guard let end = bytes[valueStart...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+        let text = String(decoding: bytes[valueStart..<end], as: UTF8.self)
+        return try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
+    }
+
+    /// Whether the document was fetched from `source` (its `source` member is exactly that URL).
+    static func isFrom(_ source: String, _ document: String) -> Bool {
+        let member = Array((#","source":"# + EventFrame.json(source) + #","state":""#).utf8)
+        // Only the state's short name and the closing brace follow the source.
+        let tail = Array(document.utf8.suffix(member.count + 32))
+        return firstIndex(of: member, in: tail) != nil
+    }
+
+    private static func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard needle.count <= haystack.count else { return nil }
+        var index = 0
+        while index + needle.count <= haystack.count {
+            if haystack[index] == needle[0], haystack[index..<(index + needle.count)].elementsEqual(needle) { return index }
+            index += 1
+        }
+        return nil
+    }
+}

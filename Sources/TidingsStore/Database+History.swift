@@ -1,0 +1,199 @@
+import Foundation
+internal import GRDB
+
+/// The history on SQLite: checkpoints, the history base, retention, as-of reads and pages.
+/// Every function runs on a connection the caller holds (the writer's transaction or a read).
+extension Database {
+    // MARK: Checkpoints and the base
+
+    /// The state the tables hold now, as a checkpoint.
+    func currentCheckpointState() throws -> CheckpointState {
+        var state = CheckpointState()
+        for row in try Row.fetchAll(self, sql: "SELECT key, value, revision FROM preference") {
+            let revision: Int64 = row["revision"]
+            state.p[row["key"]] = CheckpointState.Entry(v: row["value"], r: UInt64(revision))
+        }
+        state.t = try thingList()
+        let meta = try Row.fetchOne(self, sql: "SELECT thingsRevision, lastAt FROM meta WHERE id = 1")
+        let thingsRevision: Int64 = meta?["thingsRevision"] ?? 0
+        state.tr = UInt64(thingsRevision)
+        state.a = meta?["lastAt"] ?? 0
+        return state
+    }
+
+    /// Writes a checkpoint of the current state as revision `revision` (inside the commit).
+    func writeCheckpoint(revision: UInt64) throws {
+        try cachedStatement(sql: "INSERT OR REPLACE INTO checkpoint (revision, state) VALUES (?, ?)")
+            .execute(arguments: [Int64(revision), try currentCheckpointState().json])
+    }
+
+    /// The history base: the state just before the oldest retained change row.
+    func historyBase() throws -> (revision: UInt64, state: CheckpointState) {
+        guard let row = try Row.fetchOne(cachedStatement(sql: "SELECT revision, state FROM history_base WHERE id = 1")) else {
+            return (0, CheckpointState())
+        }
+        let revision: Int64 = row["revision"]
+        return (UInt64(revision), try CheckpointState.decode(row["state"]))
+    }
+
+    /// The clock of the commit: `now`, but never earlier than the last commit's (so `at`
+    /// follows revision order even if the clock steps back or instances' clocks differ).
+    func commitTime(now: Int64) throws -> Int64 {
+        let last = try Int64.fetchOne(cachedStatement(sql: "SELECT lastAt FROM meta WHERE id = 1")) ?? 0
+        return max(now, last)
+    }
+
+    func setLastCommitTime(_ at: Int64) throws {
+        try cachedStatement(sql: "UPDATE meta SET lastAt = ? WHERE id = 1").execute(arguments: [at])
+    }
+
+    // MARK: Retention
+
+    /// Drops the oldest change rows while an upper bound of `limits` is exceeded (count, bytes,
+    /// age against `now`) and the row is outside the kept window (the newest `keepCount` rows
+    /// within `keepBytes`). What the dropped rows set is folded into the history base, so the
+    /// state at every retained revision can still be read.
+    func pruneHistory(_ limits: ChangeStoreLimits, now: Int64) throws {
+        guard let meta = try Row.fetchOne(cachedStatement(sql: "SELECT revision, historyBytes FROM meta WHERE id = 1")) else { return }
+        let revision: Int64 = meta["revision"]
+        var bytes: Int64 = meta["historyBytes"]
+        guard var oldest = try Int64.fetchOne(cachedStatement(sql: "SELECT MIN(revision) FROM change")) else { return }
+        var count = revision - oldest + 1
+        let ageCut = limits.ageMicroseconds.map { now - $0 }
+        func mustGo(_ at: Int64) -> Bool {
+            count > Int64(limits.historyCount) || bytes > Int64(limits.historyBytes) || (ageCut.map { at < $0 } ?? false)
+        }
+        func kept() -> Bool { count <= Int64(limits.keepCount) && bytes <= Int64(limits.keepBytes) }
+        let oldestAt = try Int64.fetchOne(cachedStatement(sql: "SELECT at FROM change WHERE revision = ?"), arguments: [oldest]) ?? 0
+        guard mustGo(oldestAt), !kept() else { return }
+
+        var (baseRevision, base) = try historyBase()
+        var removedBytes: Int64 = 0
+        var last: Int64?
+        scan: while true {
+            let rows = try Row.fetchAll(
+                cachedStatement(sql: "SELECT \(Self.changeColumns), bytes FROM change WHERE revision >= ? ORDER BY revision LIMIT 256"),
+                arguments: [oldest])
+            if rows.isEmpty { break }
+            for row in rows {
+                let at: Int64 = row["at"]
+                guard mustGo(at), !kept() else { break scan }
+                let change = try Self.change(row)
+                if change.revision > baseRevision {
+                    base.fold(change.kind, revision: change.revision)
+                    base.a = change.at
+                }
+                let rowBytes: Int64 = row["bytes"]
+                bytes -= rowBytes
+                removedBytes += rowBytes
+                count -= 1
+                last = Int64(change.revision)
+            }
+            oldest = (last ?? oldest) + 1
+            if count <= 0 { break }
+        }
+        guard let last else { return }
+        try cachedStatement(sql: "DELETE FROM change WHERE revision <= ?").execute(arguments: [last])
+        try cachedStatement(sql: "DELETE FROM checkpoint WHERE revision <= ?").execute(arguments: [last])
+        baseRevision = max(baseRevision, UInt64(last))
+        try cachedStatement(sql: "INSERT OR REPLACE INTO history_base (id, revision, state) VALUES (1, ?, ?)")
+            .execute(arguments: [Int64(baseRevision), base.json])
+        if removedBytes > 0 {
+            try cachedStatement(sql: "UPDATE meta SET historyBytes = MAX(0, historyBytes - ?) WHERE id = 1").execute(arguments: [removedBytes])
+        }
+    }
+
+    // MARK: Reads
+
+    /// The state as of `point` (see ``HistoryStore/state(asOf:)``).
+    func readState(asOf point: HistoryPoint) throws -> HistoricalState {
+        let current = try storedRevision()
+        let (floor, base) = try historyBase()
+        let revision: UInt64
+        switch point {
+        case let .revision(wanted):
+            guard wanted <= current else { throw StoreError.futureRevision(current: current) }
+            revision = wanted
+        case let .time(time):
+            if let found = try Int64.fetchOne(cachedStatement(sql: "SELECT MAX(revision) FROM change WHERE at <= ?"), arguments: [time]) {
+                revision = UInt64(found)
+            } else if floor == 0 || base.a <= time {
+                // Nothing retained was committed by then: the base's revision was (or nothing).
+                revision = floor
+            } else {
+                throw StoreError.beyondHistory(oldestReadable: floor)
+            }
+        }
+        guard revision >= floor else { throw StoreError.beyondHistory(oldestReadable: floor) }
+        var state = base
+        var start = floor
+        if let row = try Row.fetchOne(
+            cachedStatement(sql: "SELECT revision, state FROM checkpoint WHERE revision <= ? AND revision >= ? ORDER BY revision DESC LIMIT 1"),
+            arguments: [Int64(revision), Int64(floor)]) {
+            let checkpoint: Int64 = row["revision"]
+            start = UInt64(checkpoint)
+            state = try CheckpointState.decode(row["state"])
+        }
+        if revision > start {
+            // The last change of each key and of the list in (start, revision]: at most one
+            // checkpoint interval of rows.
+            let rows = try Row.fetchAll(cachedStatement(sql: """
+                SELECT subject, value, MAX(revision) AS revision FROM change
+                 WHERE revision > ? AND revision <= ? AND kind = 'preference' GROUP BY subject
+                """), arguments: [Int64(start), Int64(revision)])
+            for row in rows {
+                let changed: Int64 = row["revision"]
+                state.p[row["subject"]] = CheckpointState.Entry(v: row["value"], r: UInt64(changed))
+            }
+            if let row = try Row.fetchOne(cachedStatement(sql: """
+                SELECT revision, value FROM change
+                 WHERE revision > ? AND revision <= ? AND kind = 'things' ORDER BY revision DESC LIMIT 1
+                """), arguments: [Int64(start), Int64(revision)]) {
+                let changed: Int64 = row["revision"]
+                guard let list = ChangeRow(kind: "things", op: "replace", subject: nil, value: row["value"]).decoded,
+                      case let .things(_, _, things) = list else {
+                    throw StoreError.database("unreadable change-log entry at revision \(changed)")
+                }
+                state.t = things
+                state.tr = UInt64(changed)
+            }
+        }
+        return state.historical(at: revision)
+    }
+
+    /// A page of history records (see ``HistoryQuery``).
+    func readHistory(_ query: HistoryQuery) throws -> [Change] {
+        var conditions: [String] = []
+        var arguments: [any DatabaseValueConvertible] = []
+        var kinds: [String] = []
+        if query.preferences {
+            if let keys = query.keys {
+                if !keys.isEmpty {
+                    kinds.append("(kind = 'preference' AND subject IN (\(Array(repeating: "?", count: keys.count).joined(separator: ","))))")
+                    arguments += keys
+                }
+            } else {
+                kinds.append("kind = 'preference'")
+            }
+        }
+        if query.things { kinds.append("kind = 'things'") }
+        guard !kinds.isEmpty, query.limit > 0 else { return [] }
+        conditions.append("(" + kinds.joined(separator: " OR ") + ")")
+        let order: String
+        switch query.direction {
+        case let .newestFirst(before):
+            if let before {
+                conditions.append("revision < ?")
+                arguments.append(Int64(clamping: before))
+            }
+            order = "DESC"
+        case let .oldestFirst(after):
+            conditions.append("revision > ?")
+            arguments.append(Int64(clamping: after))
+            order = "ASC"
+        }
+        arguments.append(query.limit)
+        let sql = "SELECT \(Self.changeColumns) FROM change WHERE \(conditions.joined(separator: " AND ")) ORDER BY revision \(order) LIMIT ?"
+        return try Row.fetchAll(self, sql: sql, arguments: StatementArguments(arguments)).map(Self.change)
+    }
+}
