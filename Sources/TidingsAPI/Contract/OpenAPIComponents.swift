@@ -213,7 +213,7 @@ extension OpenAPIContract {
                         ("required", .boolean(true)),
                         ("schema", .map([
                             ("type", .string("string")),
-                            ("const", .string("no-cache")),
+                            ("const", .string("no-cache, no-transform")),
                         ])),
                     ])),
                     ("X-Accel-Buffering", .map([

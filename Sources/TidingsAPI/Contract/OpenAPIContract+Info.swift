@@ -186,6 +186,10 @@ extension OpenAPIContract {
                 ("description", .string("Server-Sent Events. Every event is `id:` revision, `event:` name, `data:` one line of JSON.")),
             ]),
             .map([
+                ("name", .string("history")),
+                ("description", .string("Every change remembered: who (the credential's name), when, why (`Tidings-Reason`, taken by every write), before and after; as-of reads (`?asOf=`) and rollback. Named credentials come from `--tokens FILE` (reloaded on SIGHUP); retention is `--history-days` and `--history-bytes`.")),
+            ]),
+            .map([
                 ("name", .string("access")),
                 ("description", .string("Stream tickets for browsers.")),
             ]),

@@ -53,6 +53,9 @@ final class StreamHub {
     /// audit stream): read page by page at the pace the client reads (StreamHub+Replay).
     var store: (any ChangeStore)?
 
+    /// Opening snapshots' frames, shared by the streams that open at one revision.
+    private let snapshotFrames = SnapshotFrames()
+
     /// Waits for a revision another instance committed before a resume from it (nil: none).
     var catchUp: StreamCatchUp?
 
@@ -214,6 +217,7 @@ final class StreamHub {
     /// Memory was rebuilt from a snapshot (history pruned past this instance): every stream
     /// starts over, after everything already queued on it.
     private func reloaded() {
+        snapshotFrames.clear()
         let now = state.revision
         for follower in followers.values {
             guard let stream = follower.stream else { continue }
@@ -234,15 +238,21 @@ final class StreamHub {
         var frames: [[UInt8]] = []
         for key in coverage.preferenceKeys {
             guard let value = state.preferences.value(forKey: key) else { continue }
-            let data = PreferenceEventData(key: key, value: value, revision: state.revision(ofPreference: key))
-            frames.append(EventFrame.frame(id: revision, event: "preference", data: data))
+            frames.append(snapshotFrames.frame("preference:" + key, revision: revision) {
+                let data = PreferenceEventData(key: key, value: value, revision: state.revision(ofPreference: key))
+                return EventFrame.frame(id: revision, event: "preference", data: data)
+            })
         }
         if coverage.things {
-            let data = ThingsEventData(things: state.things.things, revision: state.thingsRevision, change: nil)
-            frames.append(EventFrame.frame(id: revision, event: "things", data: data))
+            frames.append(snapshotFrames.frame("things", revision: revision) {
+                let data = ThingsEventData(things: state.things.things, revision: state.thingsRevision, change: nil)
+                return EventFrame.frame(id: revision, event: "things", data: data)
+            })
         }
         if coverage.posts {
-            frames.append(EventFrame.frame(id: revision, event: "posts", json: state.postsDocumentOfThisFeed ?? state.idlePostsJSON()))
+            frames.append(snapshotFrames.frame("posts", revision: revision) {
+                EventFrame.frame(id: revision, event: "posts", json: state.postsDocumentOfThisFeed ?? state.idlePostsJSON())
+            })
         }
         return frames
     }
