@@ -117,7 +117,7 @@ extension OpenAPIContract {
                     ("headers", .map([
                         revisionHeader,
                         ("Cache-Control", .map([("required", .boolean(true)),
-                                                ("schema", .map([("type", .string("string")), ("const", .string("no-cache"))]))])),
+                                                ("schema", .map([("type", .string("string")), ("const", .string("no-cache, no-transform"))]))])),
                     ])),
                     ("content", .map([("text/event-stream", .map([
                         ("schema", .ref("#/components/schemas/OFREPStreamEvent")),
