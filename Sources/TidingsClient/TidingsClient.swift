@@ -58,7 +58,7 @@ public final class TidingsClient {
     public let things: RemoteThings
     public let posts: RemotePosts
 
-    private let transport: Transport
+    let transport: Transport
     private let connection: EventStreamConnection
     private let eventSubject = PassthroughSubject<ServerSentEvent, Never>()
     private let resetSubject = PassthroughSubject<String, Never>()

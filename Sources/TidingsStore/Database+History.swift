@@ -190,6 +190,10 @@ extension Database {
         case let .oldestFirst(after):
             conditions.append("revision > ?")
             arguments.append(Int64(clamping: after))
+            if let below = query.below {
+                conditions.append("revision < ?")
+                arguments.append(Int64(clamping: below))
+            }
             order = "ASC"
         }
         arguments.append(query.limit)

@@ -20,13 +20,17 @@ public struct HistoryQuery: Sendable, Hashable {
     /// Only these preference keys (nil: every key). Changes of the posts document are never
     /// history records.
     public var keys: [String]?
+    /// Reading oldest first: only revisions below this one too (a window `after < r < below`).
+    public var below: UInt64?
 
-    public init(direction: Direction, limit: Int, preferences: Bool = true, things: Bool = true, keys: [String]? = nil) {
+    public init(direction: Direction, limit: Int, preferences: Bool = true, things: Bool = true, keys: [String]? = nil,
+                below: UInt64? = nil) {
         self.direction = direction
         self.limit = limit
         self.preferences = preferences
         self.things = things
         self.keys = keys
+        self.below = below
     }
 }
 

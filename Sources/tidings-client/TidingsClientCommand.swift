@@ -11,7 +11,7 @@ struct TidingsClientCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tidings-client",
         abstract: "Read, write and watch the preferences of a Tidings server.",
-        subcommands: [Get.self, Set.self, Watch.self])
+        subcommands: [Get.self, Set.self, Watch.self, History.self, Rollback.self])
 
     /// `tidings-client --url URL get` as well as `tidings-client get --url URL`: the server
     /// options belong to each subcommand, so they are moved after its name before parsing.
@@ -169,5 +169,73 @@ enum Output {
     static func failure(_ error: TidingsClientError) -> ExitCode {
         Self.error("tidings-client: \(error)")
         return ExitCode.failure
+    }
+}
+
+extension TidingsClientCommand {
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print change records as JSON lines: who, when, why, before and after (newest first).")
+        @OptionGroup var server: ServerOptions
+        @Option(help: "Only this preference's records.")
+        var key: String?
+        @Flag(help: "Only the thing list's records.")
+        var things = false
+        @Option(help: "Records below this revision (page backwards).")
+        var before: UInt64?
+        @Option(help: "Records above this revision, oldest first.")
+        var after: UInt64?
+        @Option(help: "Records at most (1 to 1000; default 100).")
+        var limit: Int?
+
+        func validate() throws {
+            if key != nil && things { throw ValidationError("--key and --things name different histories; give one") }
+            if let limit, !(1...1_000).contains(limit) { throw ValidationError("--limit must be from 1 to 1000") }
+        }
+
+        @MainActor
+        func run() async throws {
+            let scope: HistoryScope = key.map { .preference($0) } ?? (things ? .things : .all)
+            do {
+                let page = try await server.client().history(scope, before: before, after: after, limit: limit)
+                for record in page.changes { Output.line(try Output.json(record)) }
+            } catch let error as TidingsClientError {
+                throw Output.failure(error)
+            }
+        }
+    }
+
+    struct Rollback: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Put preferences (or, with --things, the thing list) back as they were at REVISION; print the records it made.")
+        @OptionGroup var server: ServerOptions
+        @Argument(help: "The revision to go back to.")
+        var revision: UInt64
+        @Option(help: "Comma-separated keys to roll back (default: every key).")
+        var keys: String?
+        @Flag(help: "Roll the thing list back instead.")
+        var things = false
+        @Option(help: "Why (recorded; default: rollback to REVISION).")
+        var reason: String?
+        @Option(help: "Only if the server is still at this global revision (If-Match).")
+        var ifRevision: UInt64?
+
+        func validate() throws {
+            if keys != nil && things { throw ValidationError("--keys applies to preferences, not --things") }
+        }
+
+        @MainActor
+        func run() async throws {
+            let client = server.client()
+            let named = keys.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+            do {
+                let result = things
+                    ? try await client.rollbackThings(to: revision, reason: reason, ifRevision: ifRevision)
+                    : try await client.rollbackPreferences(to: revision, keys: named, reason: reason, ifRevision: ifRevision)
+                for record in result.changes { Output.line(try Output.json(record)) }
+            } catch let error as TidingsClientError {
+                throw Output.failure(error)
+            }
+        }
     }
 }

@@ -159,8 +159,15 @@ final class HistoryRoutesTests: XCTestCase {
         let forward = try await changes("/history?after=5&limit=1")
         XCTAssertEqual(forward.records.map { $0["revision"] as? Int }, [6])
         XCTAssertEqual(forward.next, "/history?after=6&limit=1")
+        // Both bounds: a window read oldest first, paged like any other.
+        let window = try await changes("/history?after=2&before=6&limit=2")
+        XCTAssertEqual(window.records.map { $0["revision"] as? Int }, [3, 4])
+        XCTAssertEqual(window.next, "/history?after=4&before=6&limit=2")
+        let rest = try await changes(window.next!)
+        XCTAssertEqual(rest.records.map { $0["revision"] as? Int }, [5])
+        XCTAssertNil(rest.next)
 
-        for bad in ["/history?before=x", "/history?limit=0", "/history?limit=1001", "/history?before=2&after=1",
+        for bad in ["/history?before=x", "/history?limit=0", "/history?limit=1001", 
                     "/history?topics=posts", "/history?after=-1", "/history?keys="] {
             let response = try await send(.get, bad, token: "read-secret")
             XCTAssertEqual(response.status, .badRequest, bad)

@@ -453,6 +453,55 @@ def test_preference_changes_flow_both_ways(server, browser):
     assert http(server, "GET", "/preferences")[1]["age"] == 42
 
 
+def history_entries(d, key):
+    """The history panel of `key` as the page shows it: [(revision, who, before → after text)]."""
+    return d.execute_script("""
+        const panel = document.querySelector('[data-history-panel="' + arguments[0] + '"]');
+        if (!panel || panel.hidden) return null;
+        return Array.from(panel.querySelectorAll('[data-history-entry]')).map((li) => [
+          Number(li.dataset.historyEntry), li.querySelector('.history-who').textContent,
+          li.querySelector('.history-what').textContent]);
+    """, key)
+
+
+def test_history_panel_shows_who_when_and_what_and_rolls_back_after_confirmation(make_server, browser, tmp_path):
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps([{"name": "deploy-bot", "role": "write", "token": "bot-token"}]))
+    server = make_server("--tokens", str(tokens))
+    assert http(server, "PUT", "/preferences/age", {"value": 6}, token="bot-token")[0] == 200
+    assert http(server, "PUT", "/preferences/age", {"value": 7}, token="bot-token")[0] == 200
+    assert http(server, "PUT", "/preferences/age", {"value": 8}, token="bot-token")[0] == 200
+    open_dashboard(browser, server)  # reads are open: only writes need the token
+    wait_pref(browser, "age", 8)
+
+    browser.find_element(By.CSS_SELECTOR, '[data-history-open="age"]').click()
+    wait(browser, lambda d: history_entries(d, "age") == [[3, "deploy-bot", "7 \u2192 8"],
+                                                        [2, "deploy-bot", "6 \u2192 7"],
+                                                        [1, "deploy-bot", "5 \u2192 6"]],
+         5, "the history panel never showed age's three changes")
+    when = browser.find_element(By.CSS_SELECTOR, '[data-history-entry="2"] time').get_attribute("datetime")
+    assert when.endswith("Z")
+
+    # Roll back to revision 1 (age = 6): nothing happens until the confirmation is accepted.
+    browser.find_element(By.CSS_SELECTOR, '[data-history-rollback="1"]').click()
+    confirm = browser.find_element(By.CSS_SELECTOR, '[data-history-confirm="1"]')
+    assert "age" in confirm.find_element(By.XPATH, "..").text and "6" in confirm.find_element(By.XPATH, "..").text
+    assert http(server, "GET", "/preferences/age", token="bot-token")[1]["value"] == 8
+    confirm.click()
+    # The rollback is a write: the page asks for the write token, then sends it.
+    wait(browser, lambda d: d.find_element(By.ID, "token-panel").is_displayed(), 5, "no token asked for")
+    browser.find_element(By.ID, "token-input").send_keys("bot-token", Keys.ENTER)
+    wait_pref(browser, "age", 6)
+    status, page = http(server, "GET", "/preferences/age/history?limit=1", token="bot-token")
+    assert status == 200
+    record = page["changes"][0]
+    assert (record["actor"], record["reason"], record["before"], record["after"]) == \
+        ("deploy-bot", "rollback to 1", 8, 6)
+    assert record["revision"] > 3  # (the posts feed's documents take revisions too)
+    wait(browser, lambda d: (history_entries(d, "age") or [[0]])[0] == [record["revision"], "deploy-bot", "8 \u2192 6"],
+         5, "the panel never showed the rollback")
+
+
 def test_things_add_duplicate_too_long_and_remove(server, browser):
     open_dashboard(browser, server)
     wait_ready(browser)

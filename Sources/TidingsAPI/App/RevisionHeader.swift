@@ -21,9 +21,13 @@ final class RevisionHeader: @MainActor Middleware {
     func finish(_ request: Request, _ response: inout Response) {
         let current = state.revision
         if current != cached.revision { cached = (current, Self.fields(current)) }
-        let ownRevision = Self.setsRevision(response.headers)
-        if ownRevision {
-            // An as-of read (History/AsOfReads) reports the revision it shows, not the current one.
+        if Self.setsRevision(response.headers), let own = response.headers[.tidingsRevision] {
+            // An as-of read (History/AsOfReads) reports the revision it shows, not the current
+            // one; moved with the other added fields, which every later answer (a 304, a 412)
+            // keeps.
+            response.headers[fields: .tidingsRevision] = []
+            response.addedFields.removeAll { $0.name == .tidingsRevision }
+            response.addedFields.append(HTTPField(name: .tidingsRevision, value: own))
             return
         }
         if response.addedFields.isEmpty {

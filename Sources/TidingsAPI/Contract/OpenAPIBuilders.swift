@@ -24,7 +24,7 @@ extension OpenAPIContract {
                  headers: headers)
     }
 
-    private static func response(
+    static func response(
         _ description: String, mediaType: String, schema: YAMLNode, example: YAMLNode? = nil,
         headers: [(String, YAMLNode)], links: YAMLNode? = nil
     ) -> YAMLNode {

@@ -23,18 +23,23 @@ public enum OpenAPIDocument {
             ("/metrics", C.pathMetrics()),
             ("/openapi.yaml", C.pathOpenapiYaml()),
             ("/", C.pathDashboard()),
-            ("/preferences", C.pathPreferences(all)),
+            ("/preferences", C.addingAsOf(to: C.pathPreferences(all))),
+            ("/preferences/rollback", C.pathRollback(things: false)),
             ("/preferences/schema", C.pathPreferenceSchema(all)),
             ("/preferences/events", C.pathPreferencesEvents()),
         ]
         for preference in all.preferences {
-            paths.append(("/preferences/" + preference.key, C.pathPreference(preference)))
+            paths.append(("/preferences/" + preference.key, C.addingAsOf(to: C.pathPreference(preference))))
             paths.append(("/preferences/" + preference.key + "/events", C.pathPreferenceEvents(preference)))
+            paths.append(("/preferences/" + preference.key + "/history", C.pathPreferenceHistory(preference)))
         }
         paths += [
-            ("/things", C.pathThings()),
+            ("/things", C.addingAsOf(to: C.pathThings())),
             ("/things/{thing}", C.pathThingsThing()),
             ("/things/events", C.pathThingsEvents()),
+            ("/things/history", C.pathThingsHistory()),
+            ("/things/rollback", C.pathRollback(things: true)),
+            ("/history", C.pathHistory()),
             ("/posts", C.pathPosts()),
             ("/posts/{id}", C.pathPostsId()),
             ("/posts/refresh", C.pathPostsRefresh()),
@@ -84,10 +89,14 @@ public enum OpenAPIDocument {
             ("ResetEvent", C.schemaResetEvent()),
             ("StreamEvent", C.schemaStreamEvent()),
         ]
+        schemas += C.historySchemas(keys: all.keys)
         schemas += C.ofrepSchemas()
 
         let securitySchemes = C.securitySchemes().setting("ofrepApiKey", C.ofrepApiKeyScheme())
         var responses = C.responses()
+        for (name, response) in C.historyResponseComponents() { responses = responses.setting(name, response) }
+        var parameters = C.parameters().setting("StreamKeys", all.streamKeysParameter)
+        for (name, parameter) in C.historyParameterComponents() { parameters = parameters.setting(name, parameter) }
         if let generic = responses["EventStream"] {
             for preference in all.preferences {
                 responses = responses.setting(preference.streamResponseName, preference.streamResponse(generic))
@@ -102,8 +111,8 @@ public enum OpenAPIDocument {
             ("paths", .map(paths)),
             ("components", .map([
                 ("securitySchemes", securitySchemes),
-                ("headers", C.headers()),
-                ("parameters", C.parameters().setting("StreamKeys", all.streamKeysParameter)),
+                ("headers", C.headers().setting("Link", C.linkHeader())),
+                ("parameters", parameters),
                 ("responses", responses),
                 ("schemas", .map(schemas)),
             ])),

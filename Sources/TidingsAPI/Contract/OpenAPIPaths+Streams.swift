@@ -10,7 +10,10 @@ extension OpenAPIContract {
             description: #"""
                 `topics` selects any of `preferences`, `things`, `posts` (default: all three); `keys` narrows
                 the `preferences` topic (default: every key) and does not affect the others. A malformed
-                `topics` (an unknown topic) → `400`; an unknown key in `keys` → `422`.
+                `topics` (an unknown topic) → `400`; an unknown key in `keys` → `422`. `topics=history`
+                (alone) is the audit stream: every change record as `event: change` (`ChangeEvent`), `id:`
+                its revision, no snapshot; `Last-Event-ID` resumes it as far back as the history reaches
+                (past it: `reset`).
 
                 """#,
             parameters: [
@@ -21,7 +24,7 @@ extension OpenAPIContract {
                     ("description", .string("Comma-separated topics, e.g. `preferences,things`.")),
                     ("schema", .map([
                         ("type", .string("string")),
-                        ("pattern", .string("^(preferences|things|posts)(,(preferences|things|posts))*$")),
+                        ("pattern", .string("^(history|(preferences|things|posts)(,(preferences|things|posts))*)$")),
                     ])),
                 ]),
                 .ref("#/components/parameters/StreamKeys"),

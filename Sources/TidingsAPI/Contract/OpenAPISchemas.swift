@@ -459,7 +459,7 @@ extension OpenAPIContract {
                 ])),
                 ("event", .map([
                     ("type", .string("string")),
-                    ("enum", .strings(["preference", "things", "posts", "reset"])),
+                    ("enum", .strings(["preference", "things", "posts", "reset", "change"])),
                 ])),
                 ("data", .map([
                     ("type", .string("string")),
@@ -508,6 +508,16 @@ extension OpenAPIContract {
                         ])),
                         ("data", .map([
                             ("contentSchema", .ref("#/components/schemas/ResetEvent")),
+                        ])),
+                    ])),
+                ]),
+                .map([
+                    ("properties", .map([
+                        ("event", .map([
+                            ("const", .string("change")),
+                        ])),
+                        ("data", .map([
+                            ("contentSchema", .ref("#/components/schemas/ChangeEvent")),
                         ])),
                     ])),
                 ]),

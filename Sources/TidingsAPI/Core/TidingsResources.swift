@@ -56,6 +56,7 @@ public final class TidingsResources {
         feed.start()
         streams = StreamHub(state: state)
         streams.store = store
+        streams.catchUp = StreamCatchUp(store: store, feed: feed)
 
         let routes = app.routes
         // History (History/): pages of change records, as-of reads, rollback.

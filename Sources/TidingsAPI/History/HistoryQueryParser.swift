@@ -12,6 +12,8 @@ struct HistoryPageRequest: Equatable {
     static let maxPageBytes = 1 << 20
 
     var direction: HistoryQuery.Direction = .newestFirst(before: nil)
+    /// With both `after` and `before`: the window's upper end (read oldest first).
+    var below: UInt64?
     var limit = defaultLimit
     var preferences = true
     var things = true
@@ -31,7 +33,10 @@ struct HistoryPageRequest: Equatable {
         case (nil, nil): break
         case let (before?, nil): page.direction = .newestFirst(before: before)
         case let (nil, after?): page.direction = .oldestFirst(after: after)
-        default: throw Problems.badQuery("Give 'before' (page backwards) or 'after' (read forwards), not both.")
+        case let (before?, after?):
+            // A window: after < revision < before, read oldest first.
+            page.direction = .oldestFirst(after: after)
+            page.below = before
         }
         if let raw = request.query("limit") {
             guard (1...4).contains(raw.utf8.count), let limit = Int(raw), (1...maxLimit).contains(limit) else {
@@ -78,7 +83,7 @@ struct HistoryPageRequest: Equatable {
     }
 
     var storeQuery: HistoryQuery {
-        HistoryQuery(direction: direction, limit: limit + 1, preferences: preferences, things: things, keys: keys)
+        HistoryQuery(direction: direction, limit: limit + 1, preferences: preferences, things: things, keys: keys, below: below)
     }
 
     /// The URL of the page after the one that ended at `revision`.
@@ -88,6 +93,7 @@ struct HistoryPageRequest: Equatable {
         case .newestFirst: items.append("before=\(revision)")
         case .oldestFirst: items.append("after=\(revision)")
         }
+        if let below { items.append("before=\(below)") }
         if limit != Self.defaultLimit { items.append("limit=\(limit)") }
         if let topicsText { items.append("topics=\(topicsText)") }
         if let keysText { items.append("keys=\(keysText)") }
@@ -96,8 +102,10 @@ struct HistoryPageRequest: Equatable {
 
     private static func revision(_ raw: String?, name: String) throws(ProblemDetails) -> UInt64? {
         guard let raw else { return nil }
-        guard (1...20).contains(raw.utf8.count), raw.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let value = UInt64(raw) else {
-            throw Problems.badQuery("'\(name)' must be a revision: a whole number from 0 to 18446744073709551615.")
+        // Revisions are signed 64-bit in the stores (the contract's maximum).
+        guard (1...19).contains(raw.utf8.count), raw.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let value = UInt64(raw),
+              value <= UInt64(Int64.max) else {
+            throw Problems.badQuery("'\(name)' must be a revision: a whole number from 0 to 9223372036854775807.")
         }
         return value
     }

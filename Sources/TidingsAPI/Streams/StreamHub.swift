@@ -53,6 +53,12 @@ final class StreamHub {
     /// audit stream): read page by page at the pace the client reads (StreamHub+Replay).
     var store: (any ChangeStore)?
 
+    /// Opening snapshots' frames, shared by the streams that open at one revision.
+    private let snapshotFrames = SnapshotFrames()
+
+    /// Waits for a revision another instance committed before a resume from it (nil: none).
+    var catchUp: StreamCatchUp?
+
     /// OFREP hook: re-encodes the frames of a stream whose coverage has `ofrep` (OpenFeature/).
     var ofrep: OFREPNotifications?
 
@@ -62,6 +68,19 @@ final class StreamHub {
     /// or `?lastEventId=`).
     func open(_ request: Request, responder: Responder, coverage: StreamCoverage) throws(ProblemDetails) {
         let resume = try Self.resumePoint(request)
+        // An id ahead of this instance: the store may have it (another instance's write, not
+        // applied here yet). Wait for it rather than answer `reset` (StreamCatchUp).
+        if case let .after(revision) = resume, revision > state.revision, let catchUp {
+            Task { @MainActor [weak self] in
+                await catchUp.wait(for: revision)
+                self?.start(request, responder: responder, coverage: coverage, resume: resume)
+            }
+            return
+        }
+        start(request, responder: responder, coverage: coverage, resume: resume)
+    }
+
+    private func start(_ request: Request, responder: Responder, coverage: StreamCoverage, resume: ResumePoint) {
         // nil also for HEAD: EventHTTP answered it with the stream's headers and no stream.
         guard let stream = responder.startEventStream() else { return }
         if server == nil { server = stream.owner }
@@ -198,6 +217,7 @@ final class StreamHub {
     /// Memory was rebuilt from a snapshot (history pruned past this instance): every stream
     /// starts over, after everything already queued on it.
     private func reloaded() {
+        snapshotFrames.clear()
         let now = state.revision
         for follower in followers.values {
             guard let stream = follower.stream else { continue }
@@ -218,15 +238,21 @@ final class StreamHub {
         var frames: [[UInt8]] = []
         for key in coverage.preferenceKeys {
             guard let value = state.preferences.value(forKey: key) else { continue }
-            let data = PreferenceEventData(key: key, value: value, revision: state.revision(ofPreference: key))
-            frames.append(EventFrame.frame(id: revision, event: "preference", data: data))
+            frames.append(snapshotFrames.frame("preference:" + key, revision: revision) {
+                let data = PreferenceEventData(key: key, value: value, revision: state.revision(ofPreference: key))
+                return EventFrame.frame(id: revision, event: "preference", data: data)
+            })
         }
         if coverage.things {
-            let data = ThingsEventData(things: state.things.things, revision: state.thingsRevision, change: nil)
-            frames.append(EventFrame.frame(id: revision, event: "things", data: data))
+            frames.append(snapshotFrames.frame("things", revision: revision) {
+                let data = ThingsEventData(things: state.things.things, revision: state.thingsRevision, change: nil)
+                return EventFrame.frame(id: revision, event: "things", data: data)
+            })
         }
         if coverage.posts {
-            frames.append(EventFrame.frame(id: revision, event: "posts", json: state.postsDocumentOfThisFeed ?? state.idlePostsJSON()))
+            frames.append(snapshotFrames.frame("posts", revision: revision) {
+                EventFrame.frame(id: revision, event: "posts", json: state.postsDocumentOfThisFeed ?? state.idlePostsJSON())
+            })
         }
         return frames
     }

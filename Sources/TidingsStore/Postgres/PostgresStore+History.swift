@@ -24,11 +24,12 @@ extension PostgresStore {
                     """, logger: logger).collect()
             case let .oldestFirst(after):
                 let above = Int64(clamping: after)
+                let below = Int64(clamping: query.below ?? UInt64(Int64.max))
                 return try await connection.query("""
                     SELECT c.revision, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before FROM change c
                      WHERE ((\(prefs) AND c.kind = 'preference' AND (\(anyKey) OR c.subject = ANY(\(keys))))
                             OR (\(things) AND c.kind = 'things'))
-                       AND c.revision > \(above)
+                       AND c.revision > \(above) AND c.revision < \(below)
                      ORDER BY c.revision ASC LIMIT \(limit)
                     """, logger: logger).collect()
             }

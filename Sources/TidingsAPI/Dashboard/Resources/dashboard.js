@@ -8,7 +8,9 @@
 // - GET /preferences (key list) and GET /preferences/{key} (`type`, `default`);
 // - PUT /preferences/{key} {"value": v}; POST /things {"thing": t}; DELETE /things/{thing};
 //   GET /posts (starts an idle load); POST /posts/refresh;
-// - POST /stream-tickets after a 401 made the page ask for a token (kept in sessionStorage).
+// - POST /stream-tickets after a 401 made the page ask for a token (kept in sessionStorage);
+// - GET /preferences/{key}/history?limit=10 (a key's recent changes: who, when, before → after)
+//   and POST /preferences/rollback {"revision", "keys": [key]} after an inline confirmation.
 // Errors are shown from problem details' `detail` (and `errors[].detail`). Server data never goes
 // into innerHTML; all text goes in as text nodes.
 (function () {
@@ -161,6 +163,7 @@
     }
     renderPref(d.key);
     if (!p.typeKnown) fetchType(d.key);
+    if (p.historyPanel && !p.historyPanel.hidden) loadHistory(d.key);
   }
 
   function buildRow(key, p) {
@@ -206,6 +209,14 @@
     head.insertBefore(name, head.firstChild);
     var err = el("p", { className: "error", id: errId, role: "alert", "data-pref-error": key });
     row.appendChild(err);
+    var historyId = "pref-history-" + n;
+    var historyButton = el("button", { type: "button", className: "secondary small", text: "History",
+                                       "data-history-open": key, "aria-expanded": "false", "aria-controls": historyId });
+    var historyPanel = el("div", { className: "history", id: historyId, hidden: true, "data-history-panel": key });
+    historyButton.addEventListener("click", function () { toggleHistory(key); });
+    name.appendChild(historyButton);
+    row.appendChild(historyPanel);
+    p.historyButton = historyButton; p.historyPanel = historyPanel;
     p.row = row; p.control = control; p.meta = meta; p.errorNode = err;
     p.kind = p.type === "boolean" ? "boolean" : p.type === "string" ? "string" : "number";
     return row;
@@ -284,6 +295,87 @@
       if (c.queued) { var next = c.queued.value; c.queued = null; send(key, next); return; }
       c.error = "Could not reach the server."; renderPref(key);
     });
+  }
+
+  // ---------- a key's history and rollback ----------
+  function shortTime(at) {
+    var d = new Date(at);
+    return isNaN(d.getTime()) ? String(at) : d.toLocaleString();
+  }
+
+  function toggleHistory(key) {
+    var p = prefs.get(key);
+    if (!p) return;
+    var open = p.historyPanel.hidden;
+    p.historyPanel.hidden = !open;
+    p.historyButton.setAttribute("aria-expanded", open ? "true" : "false");
+    if (open) loadHistory(key);
+  }
+
+  function loadHistory(key) {
+    var p = prefs.get(key);
+    if (!p || p.historyPanel.hidden) return;
+    var seq = (p.historySeq || 0) + 1;
+    p.historySeq = seq;
+    api("GET", "/preferences/" + encodeURIComponent(key) + "/history?limit=10").then(function (res) {
+      var c = prefs.get(key);
+      if (!c || c.historySeq !== seq) return; // a newer load replaced this one
+      renderHistory(key, res.ok && res.data ? res.data.changes || [] : null, res.ok ? "" : problemText(res));
+    }, function () {
+      renderHistory(key, null, "Could not reach the server.");
+    });
+  }
+
+  function renderHistory(key, changes, error) {
+    var p = prefs.get(key);
+    if (!p) return;
+    var panel = p.historyPanel;
+    while (panel.firstChild) panel.removeChild(panel.firstChild);
+    if (error) { panel.appendChild(el("p", { className: "error", role: "alert", text: error })); return; }
+    if (!changes.length) { panel.appendChild(el("p", { className: "muted", text: "No changes recorded." })); return; }
+    var list = el("ol", { className: "history-list", "aria-label": "Recent changes of " + key });
+    changes.forEach(function (c, index) {
+      var who = el("span", { className: "history-who", text: c.actor });
+      var when = el("time", { className: "history-when", dateTime: c.at, text: shortTime(c.at) });
+      var what = el("span", { className: "history-what",
+                               text: JSON.stringify(c.before) + " \u2192 " + JSON.stringify(c.after) });
+      var item = el("li", { "data-history-entry": String(c.revision), "data-history-after": JSON.stringify(c.after) },
+                    who, when, what);
+      if (c.reason) item.appendChild(el("span", { className: "history-reason muted", text: c.reason }));
+      if (index > 0 || !same(c.after, p.value)) {
+        var back = el("button", { type: "button", className: "secondary small", text: "Roll back to this",
+                                  "data-history-rollback": String(c.revision) });
+        back.addEventListener("click", function () { confirmRollback(key, c, item); });
+        item.appendChild(back);
+      }
+      list.appendChild(item);
+    });
+    panel.appendChild(list);
+  }
+
+  // The confirmation stays in the page (no modal): it names the key and the value it brings back.
+  function confirmRollback(key, change, item) {
+    var old = item.querySelector(".history-confirm");
+    if (old) { old.parentNode.removeChild(old); }
+    var question = el("span", { text: "Set " + key + " back to " + JSON.stringify(change.after) + "?" });
+    var yes = el("button", { type: "button", text: "Roll back", "data-history-confirm": String(change.revision) });
+    var no = el("button", { type: "button", className: "secondary", text: "Cancel" });
+    var box = el("div", { className: "history-confirm", role: "group", "aria-label": "Confirm rollback" }, question, yes, no);
+    no.addEventListener("click", function () { box.parentNode.removeChild(box); });
+    yes.addEventListener("click", function () {
+      yes.disabled = true;
+      api("POST", "/preferences/rollback", { revision: change.revision, keys: [key] }).then(function (res) {
+        var p = prefs.get(key); if (!p) return;
+        p.error = res.ok ? "" : problemText(res);
+        renderPref(key);
+        loadHistory(key);
+      }, function () {
+        var p = prefs.get(key); if (!p) return;
+        p.error = "Could not reach the server."; renderPref(key);
+      });
+    });
+    item.appendChild(box);
+    yes.focus();
   }
 
   // ---------- things ----------

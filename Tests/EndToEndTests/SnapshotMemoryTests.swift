@@ -1,0 +1,47 @@
+import Foundation
+import XCTest
+
+/// Streams that open at one revision share its snapshot's frames: 200 streams that never read
+/// held 1.9 MiB each with a 2 MB feed before (each its own copy of the snapshot).
+final class SnapshotMemoryTests: XCTestCase {
+    /// The server's resident memory in KiB.
+    private func residentKiB(_ server: TidingsProcess) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(server.process.processIdentifier)/status", encoding: .utf8)
+        let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+        return try XCTUnwrap(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+    }
+
+    func test_200_non_reading_streams_share_one_2_MB_posts_snapshot() throws {
+        var posts: [String] = []
+        for index in 0..<10_000 {
+            posts.append(#"{"id":\#(index),"title":"post \#(index)","body":"\#(String(repeating: "x", count: 160))"}"#)
+        }
+        let feed = "[" + posts.joined(separator: ",") + "]"
+        XCTAssertGreaterThan(feed.utf8.count, 1_900_000)
+        let upstream = try UpstreamServer()
+        defer { upstream.stop() }
+        upstream.behaviour = .posts(feed)
+        let server = try PostsFixture.server(upstream, timeout: 10)
+        defer { server.stop() }
+        try server.settledPosts("loaded")
+        // One stream read to the end first, so every lazy cost of the first snapshot is paid.
+        XCTAssertEqual(try server.openEventStream("/posts/events").nextEvent(timeout: 10).name, "posts")
+        let before = try residentKiB(server)
+
+        var idle: [HTTPConnection] = []
+        for _ in 0..<200 {
+            let connection = try server.connect()
+            var small: Int32 = 4096
+            setsockopt(connection.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            connection.send("GET", "/posts/events")
+            idle.append(connection)
+        }
+        // Streams open in order: once a later stream has its snapshot, the 200 have theirs queued.
+        XCTAssertEqual(try server.openEventStream("/posts/events").nextEvent(timeout: 20).name, "posts")
+        let after = try residentKiB(server)
+        let perStream = Double(after - before) / 200
+        print("200 non-reading streams on a 2 MB posts snapshot: RSS \(before) -> \(after) KiB, \(String(format: "%.1f", perStream)) KiB per stream")
+        XCTAssertLessThan(after - before, 60 * 1024, "RSS grew by \(after - before) KiB for 200 streams")
+        XCTAssertEqual(idle.count, 200)
+    }
+}
