@@ -45,6 +45,8 @@ struct TidingsCommand: ParsableCommand {
     var databaseURL: String?
     @Option(name: .customLong("header-timeout"), help: "Seconds from a request head's first byte until it must be complete (default 10). Env: TIDINGS_HEADER_TIMEOUT")
     var headerTimeout: Double?
+    @Option(name: .customLong("body-timeout"), help: "Seconds from the end of a request head until its whole body must have arrived (default 30). Env: TIDINGS_BODY_TIMEOUT")
+    var bodyTimeout: Double?
     @Option(name: .customLong("max-connections-per-client"), help: "Open connections one client address may hold (default 512). Env: TIDINGS_MAX_CONNECTIONS_PER_CLIENT")
     var maxConnectionsPerClient: Int?
     @Option(name: .customLong("stream-workers"), help: "Threads that write event streams; 0 = one per core but one, at least one (default 0). Env: TIDINGS_STREAM_WORKERS")
@@ -103,6 +105,7 @@ struct TidingsCommand: ParsableCommand {
         configuration.replayBytes = try number(replayBytes, "REPLAY_BYTES", configuration.replayBytes)
         configuration.databaseURL = databaseURL ?? env("DATABASE_URL")
         configuration.headerTimeout = try number(headerTimeout, "HEADER_TIMEOUT", configuration.headerTimeout)
+        configuration.bodyTimeout = try number(bodyTimeout, "BODY_TIMEOUT", configuration.bodyTimeout)
         configuration.maxConnectionsPerClient = try number(maxConnectionsPerClient, "MAX_CONNECTIONS_PER_CLIENT", configuration.maxConnectionsPerClient)
         configuration.streamWorkers = try number(streamWorkers, "STREAM_WORKERS", configuration.streamWorkers)
         configuration.tokensFile = tokensFile ?? env("TOKENS")
@@ -155,6 +158,9 @@ struct TidingsCommand: ParsableCommand {
         }
         guard configuration.headerTimeout > 0, configuration.headerTimeout.isFinite else {
             throw ValidationError("--header-timeout must be more than 0 seconds.")
+        }
+        guard configuration.bodyTimeout > 0, configuration.bodyTimeout.isFinite else {
+            throw ValidationError("--body-timeout must be more than 0 seconds.")
         }
         guard configuration.maxConnectionsPerClient >= 1 else {
             throw ValidationError("--max-connections-per-client must be 1 or more.")

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import TidingsStore
+import GRDB
 
 /// The change table as the history: records say when, who, why and what they replaced; as-of
 /// reads equal a replay from the start at every revision; retention by bytes and by age folds
@@ -219,5 +220,65 @@ struct SeededGenerator: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
         z = (z ^ (z >> 27)) &* 0x94D1_049F_2EB2_2EA4
         return z ^ (z >> 31)
+    }
+}
+
+/// A database written before the history existed (schema v3) migrates: its change rows become
+/// records (the migration's time, no actor), as-of reads start where they can.
+final class HistoryMigrationTests: XCTestCase {
+    private func makeVersion3Database(in directory: URL, changes: [(Int64, String, String?, String?, String)], revision: Int64) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let queue = try DatabaseQueue(path: directory.appendingPathComponent(SQLiteStore.fileName).path)
+        try Schema.migrator.migrate(queue, upTo: "v3")
+        try queue.write { db in
+            for (rev, kind, op, subject, value) in changes {
+                try db.execute(sql: "INSERT INTO change (revision, kind, op, subject, value, bytes) VALUES (?, ?, ?, ?, ?, 40)",
+                               arguments: [rev, kind, op, subject, value])
+            }
+            try db.execute(sql: "INSERT INTO preference (key, value, revision) VALUES ('age', '7', 3)")
+            try db.execute(sql: "INSERT INTO thing (text, position) VALUES ('X', 1)")
+            try db.execute(sql: "UPDATE meta SET revision = ?, thingsRevision = 2, historyBytes = ?", arguments: [revision, changes.count * 40])
+        }
+        try queue.close()
+    }
+
+    func testAnExistingDatabaseMigratesAndItsRowsBecomeHistory() async throws {
+        let directory = makeTemporaryDirectory(self)
+        try makeVersion3Database(in: directory, changes: [
+            (1, "preference", nil, "age", "6"), (2, "things", "add", "X", #"["X"]"#), (3, "preference", nil, "age", "7"),
+        ], revision: 3)
+        let store = try SQLiteStore(directory: directory)
+        let records = try await store.history(HistoryQuery(direction: .oldestFirst(after: 0), limit: 10))
+        XCTAssertEqual(records.map(\.revision), [1, 2, 3])
+        XCTAssertTrue(records.allSatisfy { $0.actor.isEmpty && $0.at > 0 })
+        let past = try await store.state(asOf: .revision(1))
+        XCTAssertEqual(past.preferences["age"], StoredPreference(json: "6", revision: 1))
+        XCTAssertEqual(past.things, [])
+        let changes = try await store.commit(StoreWrite([.setPreference(key: "age", json: "8")], actor: "api"))
+        XCTAssertEqual(changes.map(\.revision), [4])
+        XCTAssertEqual(changes.first?.before, "7")
+        XCTAssertEqual(changes.first?.actor, "api")
+        await store.close()
+    }
+
+    func testADatabaseWhoseOldRowsWerePrunedReadsAsOfFromTheMigration() async throws {
+        let directory = makeTemporaryDirectory(self)
+        try makeVersion3Database(in: directory, changes: [(3, "preference", nil, "age", "7")], revision: 3)
+        let store = try SQLiteStore(directory: directory)
+        let gone = await historyError { try await store.state(asOf: .revision(2)) }
+        XCTAssertEqual(gone, .beyondHistory(oldestReadable: 3))
+        let now = try await store.state(asOf: .revision(3))
+        XCTAssertEqual(now.preferences["age"], StoredPreference(json: "7", revision: 3))
+        XCTAssertEqual(now.things, ["X"])
+        await store.close()
+    }
+
+    private func historyError(_ body: () async throws -> some Any) async -> StoreError? {
+        do {
+            _ = try await body()
+            return nil
+        } catch {
+            return error as? StoreError
+        }
     }
 }

@@ -25,7 +25,7 @@ BINARY = os.environ.get("TIDINGS_BIN", os.path.join(ROOT, ".build", "debug", "ti
 def fanout():
     """Benchmarks/sse-fanout.c, the epoll stream client that checks order and completeness."""
     out = os.path.join(tempfile.mkdtemp(prefix="tidings-fanout-"), "sse-fanout")
-    subprocess.run(["gcc", "-O2", "-pthread", "-o", out, os.path.join(ROOT, "Benchmarks", "sse-fanout.c")], check=True)
+    subprocess.run(["gcc", "-O2", "-pthread", "-o", out, os.path.join(ROOT, "Benchmarks", "sse-fanout.c"), "-lz"], check=True)
     return out
 
 

@@ -24,7 +24,9 @@ final class ConnectionGuard {
     private enum State {
         case head
         case body(remaining: Int, forward: Bool)
-        case chunked(ChunkedDecoder, ParsedHead)
+        /// A chunked body being gathered into `decoder` (kept outside the enum, so feeding it
+        /// mutates in place: a copy per read was a copy of the whole body so far).
+        case chunked(ParsedHead)
         case closed
     }
 
@@ -39,6 +41,18 @@ final class ConnectionGuard {
     private let maxHeadBytes: Int
     private let maxBodyBytes: Int
     private let headerTimeout: Double
+    private let bodyTimeout: Double
+    /// The chunked body being gathered (state `.chunked`).
+    private var decoder: ChunkedDecoder?
+    /// Bytes of the server's body budget this connection holds (`HTTPServer.reserveBody`).
+    private var reservedBody = 0
+    /// Which deadline `timer` is running for.
+    private enum Clock { case head, body, overCap }
+    /// How long a connection over its client's share may take to send its first head before it
+    /// is refused anyway: long enough to tell a stream (200 + `retry:`) from anything else
+    /// (503), short enough that silent sockets cannot hold descriptors over the share.
+    static let overCapGrace = 1.0
+    private var clock = Clock.head
 
     // The state read on every request is not checked for overlapping access at run time (a
     // call into the runtime each time): the guard is loop-thread confined, and no access to it
@@ -74,6 +88,7 @@ final class ConnectionGuard {
         maxHeadBytes = server.configuration.maxHeaderSize
         maxBodyBytes = server.configuration.maxBodySize * 4
         headerTimeout = server.configuration.headerTimeout
+        bodyTimeout = server.configuration.bodyTimeout
         pending = evbuffer_new()
     }
 
@@ -85,6 +100,12 @@ final class ConnectionGuard {
         guard let bev = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
         let connectionGuard = ConnectionGuard(server: server, base: base)
         connectionGuard.filter = bev
+        // While evhttp does not parse (it is writing an answer to a client that may not be
+        // reading it), what the client pipelines piles up in evhttp's input: past this mark the
+        // socket is not read any more, so the kernel's window pushes back on the client instead
+        // of the server buffering without bound. evhttp drains its input as it parses (a body
+        // once all of it is there), and reading resumes below the mark.
+        bufferevent_setwatermark(bev, Int16(EV_READ), 0, server.configuration.unparsedInputLimit)
         // Called on every change of the input, evhttp's own reads (n_added == 0) included:
         // those return at once.
         connectionGuard.inputWatch = evbuffer_add_cb(bufferevent_get_input(bev), { input, info, context in
@@ -139,6 +160,8 @@ final class ConnectionGuard {
             return refusal
         case .overClient(let refusal):
             clientCapRefusal = refusal
+            clock = .overCap
+            armTimer(Self.overCapGrace)
             return nil
         }
     }
@@ -220,18 +243,37 @@ final class ConnectionGuard {
                 let count = min(remaining, evbuffer_get_length(source))
                 if forward { evbuffer_remove_buffer(source, destination, count) } else { evbuffer_drain(source, count) }
                 produced = produced || forward
-                state = count == remaining ? .head : .body(remaining: remaining - count, forward: forward)
-            case .chunked(var decoder, let parsed):
+                if count == remaining {
+                    state = .head
+                    bodyEnded()
+                } else {
+                    state = .body(remaining: remaining - count, forward: forward)
+                }
+            case .chunked(let parsed):
                 let available = min(evbuffer_get_length(source), 64 << 10)
                 var bytes = [UInt8](repeating: 0, count: available)
                 _ = bytes.withUnsafeMutableBytes { evbuffer_copyout(source, $0.baseAddress, available) }
                 do {
-                    let used = try decoder.feed(bytes[...])
+                    let before = decoder?.body.count ?? 0
+                    // In place (`decoder!`): the body gathered so far is never copied.
+                    let used = try decoder!.feed(bytes[...])
                     evbuffer_drain(source, used)
-                    guard decoder.isComplete else { state = .chunked(decoder, parsed); continue }
+                    let grown = (decoder?.body.count ?? 0) - before
+                    if grown > 0, let server {
+                        guard server.reserveBody(grown) else {
+                            refuse(Self.bodyBudgetRefusal, into: destination)
+                            produced = true
+                            continue
+                        }
+                        reservedBody += grown
+                    }
+                    guard decoder!.isComplete else { continue }
+                    let body = decoder!.body
+                    decoder = nil
                     state = .head
+                    bodyEnded()
                     if parsed.bodyIsRead {
-                        pass(parsed.canonical(length: decoder.body.count) + decoder.body, into: destination)
+                        pass(parsed.canonical(length: body.count) + body, into: destination)
                     } else {
                         pass(parsed.canonical(length: nil), into: destination)
                     }
@@ -286,15 +328,24 @@ final class ConnectionGuard {
             refuse(refusal, into: destination)
         case .success(let parsed):
             minorVersion = parsed.minorVersion
+            if case .length(let length) = parsed.body, length > 0, parsed.bodyIsRead, !reserve(length) {
+                refuse(Self.bodyBudgetRefusal, into: destination)
+                return true
+            }
             if parsed.expectsContinue, evbuffer_get_length(source) == 0 { sendContinue() }
             switch parsed.body {
             case .none:
                 pass(parsed.canonical(length: nil), into: destination)
             case .length(let length):
                 pass(parsed.canonical(length: length), into: destination)
-                state = .body(remaining: length, forward: parsed.bodyIsRead)
+                if length > 0 {
+                    state = .body(remaining: length, forward: parsed.bodyIsRead)
+                    if parsed.bodyIsRead { startBodyClock() }
+                }
             case .chunked:
-                state = .chunked(ChunkedDecoder(maxBodyBytes: maxBodyBytes), parsed)
+                decoder = ChunkedDecoder(maxBodyBytes: maxBodyBytes)
+                state = .chunked(parsed)
+                startBodyClock()
             }
         }
         return true
@@ -305,7 +356,8 @@ final class ConnectionGuard {
     /// re-serialised, and without arming the head clock (it is complete). False: the slow path
     /// decides (incomplete, refused, or to be normalised).
     private func passCleanHead(_ source: OpaquePointer, _ destination: OpaquePointer) -> Bool {
-        guard let verdict = cleanHead(at: source, length: evbuffer_get_length(source)) else { return false }
+        guard let verdict = cleanHead(at: source, length: evbuffer_get_length(source)),
+              reserveFor(verdict) else { return false }
         evbuffer_remove_buffer(source, destination, verdict.count)
         accept(verdict, bodyAlreadyPassed: 0)
         return true
@@ -326,6 +378,7 @@ final class ConnectionGuard {
         // Bytes after the head: only as much body as the head announced, for a method whose
         // body libevent reads; anything else is framed by the general path.
         if rest > 0, !verdict.bodyIsRead || rest > verdict.bodyLength { return false }
+        guard reserveFor(verdict) else { return false }
         accept(verdict, bodyAlreadyPassed: rest)
         return true
     }
@@ -342,13 +395,90 @@ final class ConnectionGuard {
     /// Book-keeping for a clean head handed to evhttp, followed by `bodyAlreadyPassed` bytes of
     /// its body.
     private func accept(_ verdict: CleanHead.Verdict, bodyAlreadyPassed: Int) {
-        if headClockStarted { stopHeadClock() }
+        if headClockStarted || clock == .overCap { stopHeadClock() }
         minorVersion = verdict.minorVersion
         headsPassed += 1
         if verdict.bodyLength > bodyAlreadyPassed {
             state = .body(remaining: verdict.bodyLength - bodyAlreadyPassed, forward: verdict.bodyIsRead)
+            if verdict.bodyIsRead { startBodyClock() }
+        } else {
+            bodyEnded()
         }
     }
+
+    // MARK: Request bodies: a budget and a deadline
+
+    /// A body over the server's budget for bodies being received at once.
+    static let bodyBudgetRefusal = FramingRefusal(
+        status: .serviceUnavailable, detail: "The server is receiving too many request bodies at once; retry shortly.")
+
+    /// Takes `length` bytes of the server's body budget for this connection's next body.
+    private func reserve(_ length: Int) -> Bool {
+        guard let server, server.reserveBody(length) else { return false }
+        reservedBody += length
+        return true
+    }
+
+    /// The clean-head paths' reservation: true when the head announces no body libevent reads,
+    /// or its body fits the budget (false: the slow path refuses it).
+    private func reserveFor(_ verdict: CleanHead.Verdict) -> Bool {
+        guard verdict.bodyIsRead, verdict.bodyLength > 0 else { return true }
+        return reserve(verdict.bodyLength)
+    }
+
+    /// The body of the request just passed is complete (or it had none): its budget is free
+    /// and its deadline stops.
+    private func bodyEnded() {
+        if reservedBody > 0 {
+            server?.releaseBody(reservedBody)
+            reservedBody = 0
+        }
+        if clock == .body { stopHeadClock() }
+    }
+
+    /// A body must be complete within `bodyTimeout` of its head, however slowly it trickles.
+    private func startBodyClock() {
+        guard bodyTimeout > 0 else { return }
+        clock = .body
+        armTimer(bodyTimeout)
+    }
+
+    private func bodyClockExpired() {
+        guard let filter else { return }
+        let refusal = FramingRefusal(status: .requestTimeout,
+                                     detail: "The request body was not complete within \(bodyTimeout.formatted()) seconds of its head.")
+        switch state {
+        case .chunked:
+            // evhttp has not seen this head (the guard gathers chunked bodies): a stand-in
+            // request carries the refusal, as for a late head.
+            decoder = nil
+            bodyEnded()
+            refuseLater(refusal)
+        case .body(let remaining, true):
+            // evhttp has the head and waits for `remaining` more body bytes: they are made up
+            // (zeros, never read), so it delivers the request, and its answer is the refusal.
+            refusals[headsPassed - 1] = refusal
+            state = .closed
+            bodyEnded()
+            evbuffer_drain(pending, evbuffer_get_length(pending))
+            guard let input = bufferevent_get_input(filter) else { return }
+            moving = true
+            evbuffer_unfreeze(input, 0)
+            var left = remaining
+            while left > 0 {
+                let piece = min(left, Self.zeros.count)
+                Self.zeros.withUnsafeBytes { _ = evbuffer_add(input, $0.baseAddress, piece) }
+                left -= piece
+            }
+            evbuffer_freeze(input, 0)
+            moving = false
+            bufferevent_trigger(filter, Int16(EV_READ), Int32(BEV_TRIG_DEFER_CALLBACKS.rawValue))
+        default:
+            break
+        }
+    }
+
+    private static let zeros = [UInt8](repeating: 0, count: 64 << 10)
 
     /// (end of the head's content including its last line's LF, bytes the head used with its
     /// empty line), searching for the empty line from `start`.
@@ -376,7 +506,13 @@ final class ConnectionGuard {
     private func sendContinue() {
         guard let filter else { return }
         let fd = Int32(bufferevent_getfd(filter))
-        guard fd >= 0 else { return }
+        guard fd >= 0, let output = bufferevent_get_output(filter) else { return }
+        // Only once every earlier request was answered: an interim answer must never land
+        // inside or ahead of an earlier one. If one is still unanswered, no "100 Continue" at
+        // all — the client sends its body after its own short wait (RFC 9110 §10.1.1).
+        guard requestsSeen == headsPassed, connection?.current == nil else { return }
+        // Nor while an earlier answer is still being written: the line must not pass it.
+        guard evbuffer_get_length(output) == 0 else { return }
         let line = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
         _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
     }
@@ -387,9 +523,14 @@ final class ConnectionGuard {
     private func refuse(_ refusal: FramingRefusal, into destination: OpaquePointer) {
         stopHeadClock()
         head.removeAll()
+        decoder = nil
+        bodyEnded()
         state = .closed
         refusals[headsPassed] = refusal
         pass(Array("GET / HTTP/1.\(minorVersion)\r\nConnection: close\r\n\r\n".utf8), into: destination)
+        // Nothing after a refusal is read as a request: stop reading the socket while the
+        // stand-in waits its turn, rather than read and drop whatever the client keeps sending.
+        if let filter { bufferevent_setwatermark(filter, Int16(EV_READ), 0, 1) }
     }
 
     /// The same, from outside the filter callback (a timer): evhttp reads it as soon as it is
@@ -412,19 +553,34 @@ final class ConnectionGuard {
     private func startHeadClock() {
         headClockStarted = true
         guard headerTimeout > 0 else { return }
+        clock = .head
+        armTimer(headerTimeout)
+    }
+
+    private func armTimer(_ seconds: Double) {
         if timer == nil {
             timer = event_new(base, -1, 0, { _, _, context in
                 guard let context else { return }
-                Unmanaged<ConnectionGuard>.fromOpaque(context).takeUnretainedValue().headClockExpired()
+                Unmanaged<ConnectionGuard>.fromOpaque(context).takeUnretainedValue().clockExpired()
             }, Unmanaged.passUnretained(self).toOpaque())
         }
-        var interval = timeval(seconds: headerTimeout)
+        var interval = timeval(seconds: seconds)
         if let timer { event_add(timer, &interval) }
     }
 
     private func stopHeadClock() {
         headClockStarted = false
         if let timer { event_del(timer) }
+    }
+
+    private func clockExpired() {
+        switch clock {
+        case .head: headClockExpired()
+        case .body: bodyClockExpired()
+        case .overCap:
+            // No head yet: refused as at accept.
+            if headsPassed == 0, let refusal = clientCapRefusal { refuseLater(refusal) }
+        }
     }
 
     private func headClockExpired() {
@@ -446,6 +602,11 @@ final class ConnectionGuard {
         if let timer {
             event_free(timer)
             self.timer = nil
+        }
+        decoder = nil
+        if reservedBody > 0 {
+            server?.releaseBody(reservedBody)
+            reservedBody = 0
         }
         if let filter, let inputWatch { evbuffer_remove_cb_entry(bufferevent_get_input(filter), inputWatch) }
         inputWatch = nil

@@ -27,6 +27,8 @@ public final class HTTPServer {
     var connections: [OpaquePointer: Connection] = [:]
     /// Open streams by id; their sockets belong to the stream workers.
     var streams: [Int: EventStream] = [:]
+    /// Bytes of request bodies being received now (see `reserveBody`).
+    var bufferedBodyBytes = 0
     /// The per-client refusal log's rate gate (see `admitConnection`).
     var nextRefusalLog: UInt64 = 0
     var refusalsSinceLog = 0

@@ -48,6 +48,22 @@ public struct ServerConfiguration: Sendable {
     /// Seconds a client has, from the first byte of a request head, to complete that head
     /// (`--header-timeout`), however slowly it trickles.
     public var headerTimeout: Double = 10
+    /// Seconds a client has, from the end of a request head, to send the whole body it announced
+    /// (`--body-timeout`), however slowly it trickles; then `408` and the connection closes.
+    public var bodyTimeout: Double = 30
+    /// Bytes of request bodies the server receives at once, over all connections (a body counts
+    /// from its head until it is complete); a head whose body would pass it gets `503`.
+    public var maxBufferedBodyBytes: Int = 256 << 20
+    /// Bytes a client may have pipelined ahead of what evhttp parsed; past it the socket is not
+    /// read until evhttp catches up (a client that stops reading its answers stops being read).
+    /// nil: one largest request (4× `maxBodySize` and a head) and 64 KiB — evhttp parses a body
+    /// only once all of it is in its input, so the mark cannot be lower than that.
+    public var maxUnparsedInputBytes: Int?
+
+    /// `maxUnparsedInputBytes`, or its default.
+    var unparsedInputLimit: Int {
+        maxUnparsedInputBytes ?? (maxBodySize * 4 + maxHeaderSize * 2 + (64 << 10))
+    }
     /// Open connections one client address may hold at once (counted from accept), and event
     /// streams one client may hold (behind a trusted proxy: the client it names).
     public var maxConnectionsPerClient: Int = 512

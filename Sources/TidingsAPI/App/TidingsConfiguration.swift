@@ -37,6 +37,8 @@ public struct TidingsConfiguration: Sendable, Equatable {
     public var databaseURL: String?
     /// `--header-timeout`: seconds from a request head's first byte until it must be complete.
     public var headerTimeout: Double = 10
+    /// `--body-timeout`: seconds from a request head's end until its whole body must be in.
+    public var bodyTimeout: Double = 30
     /// `--max-connections-per-client`: open connections one client address may hold.
     public var maxConnectionsPerClient = 512
     /// `--stream-workers`: threads writing event streams; 0 = one per core but one (at least one).
@@ -64,6 +66,7 @@ public struct TidingsConfiguration: Sendable, Equatable {
         var server = ServerConfiguration(host: host, port: port)
         server.heartbeatInterval = heartbeat
         server.headerTimeout = headerTimeout
+        server.bodyTimeout = bodyTimeout
         server.maxConnectionsPerClient = maxConnectionsPerClient
         server.streamWorkers = streamWorkers
         server.maxStreams = maxStreams

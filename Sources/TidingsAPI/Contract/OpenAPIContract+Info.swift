@@ -57,8 +57,10 @@ extension OpenAPIContract {
                   malformed chunked body → `400` (chunk extensions and trailers are accepted and ignored); a body
                   announced or de-chunked beyond 4× the body limit → `413`; `Expect` other than `100-continue` →
                   `417`; a request head over 16 KiB → `431`; a head not complete within `--header-timeout`
-                  (default 10 s) of its first byte → `408`. Each of these is a problem answer with
-                  `Connection: close`. More than `--max-connections-per-client` (default 512) open connections
+                  (default 10 s) of its first byte → `408`; a body not complete within `--body-timeout`
+                  (default 30 s) of its head → `408`; a body while the server already receives 256 MiB of
+                  bodies at once → `503`. Each of these is a problem answer with `Connection: close`. A client
+                  that stops reading its answers stops being read (one largest request is kept for it). More than `--max-connections-per-client` (default 512) open connections
                   from one address → the first request on the next one is answered `503` (an event stream:
                   `200`, a jittered `retry:`, the end) and that connection closed.
                 - Sizes: a string preference without its own `maxLength` holds at most 65,536 characters (Unicode

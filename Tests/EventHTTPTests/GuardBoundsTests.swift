@@ -1,0 +1,169 @@
+@testable import EventHTTP
+import Foundation
+import HTTPTypes
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a client can make the server hold or do before any handler runs (attack review 3:
+/// a body with no deadline, a client that stops reading, de-chunking copies, `100 Continue`
+/// inside an earlier answer), on a real server over loopback.
+final class GuardBoundsTests: XCTestCase {
+    private static let bigAnswer = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20)
+    private static let hugeAnswer = [UInt8](repeating: UInt8(ascii: "x"), count: 8 << 20)
+
+    private func server(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> LoopThread {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        configure(&configuration)
+        return try LoopThread(configuration: configuration) { server in
+            server.router.post("/size") { request, responder in
+                responder.send(.json(["bytes": request.body.count]))
+            }
+            server.router.get("/big") { _, responder in
+                responder.send(Response(status: .ok, headers: [.contentType: "text/plain"], body: Self.bigAnswer))
+            }
+            server.router.get("/ok") { _, responder in responder.send(.json(["ok": true])) }
+            server.router.get("/huge") { _, responder in
+                responder.send(Response(status: .ok, headers: [.contentType: "text/plain"], body: Self.hugeAnswer))
+            }
+        }
+    }
+
+    // MARK: A body has a deadline
+
+    func testTrickledBodyIsRefusedWith408AtItsDeadline() throws {
+        let server = try server { $0.bodyTimeout = 1 }
+        defer { server.stop() }
+        for chunked in [false, true] {
+            let client = try TestClient(port: server.port)
+            let started = Date()
+            client.write(chunked
+                ? "POST /size HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n1000\r\n"
+                : "POST /size HTTP/1.1\r\nHost: t\r\nContent-Length: 4096\r\n\r\n")
+            // One byte every 200 ms (each restarts libevent's inactivity timer, not this
+            // deadline) until the server answers.
+            for _ in 0..<40 {
+                client.write("a")
+                var ready = pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0)
+                if poll(&ready, 1, 200) > 0 { break }
+            }
+            client.setTimeout(5)
+            let reply = client.readReply()
+            let elapsed = Date().timeIntervalSince(started)
+            XCTAssertEqual(reply?.status, 408, "chunked: \(chunked)")
+            XCTAssertEqual(reply?.header("Connection"), "close")
+            XCTAssertEqual(reply?.header("Content-Type"), "application/problem+json")
+            XCTAssertLessThan(elapsed, 3, "the deadline (1 s) holds however the body trickles")
+            XCTAssertTrue(client.waitForClose(timeout: 3))
+        }
+        // The server is fine, and a body sent in time is read.
+        let reply = try XCTUnwrap(TestClient(port: server.port).request("POST", "/size", body: Array(repeating: 65, count: 5_000)))
+        XCTAssertEqual(reply.json?["bytes"] as? Int, 5_000)
+        XCTAssertEqual(server.sync { $0.bufferedBodyBytes }, 0, "every reservation given back")
+    }
+
+    func testBodiesBeingReceivedAtOnceHaveABudget() throws {
+        let server = try server { $0.maxBufferedBodyBytes = 3_000 }
+        defer { server.stop() }
+        let holder = try TestClient(port: server.port)
+        holder.write("POST /size HTTP/1.1\r\nHost: t\r\nContent-Length: 2000\r\n\r\n" + String(repeating: "a", count: 10))
+        XCTAssertTrue(server.eventually { $0.bufferedBodyBytes == 2_000 })
+        let refused = try XCTUnwrap(TestClient(port: server.port).request("POST", "/size", body: Array(repeating: 65, count: 2_000)))
+        XCTAssertEqual(refused.status, 503, "over the budget at the head: nothing of the body is kept")
+        XCTAssertEqual(refused.header("Retry-After"), "2")
+        holder.write(String(repeating: "a", count: 1_990))
+        XCTAssertEqual(holder.readReply()?.json?["bytes"] as? Int, 2_000)
+        XCTAssertTrue(server.eventually { $0.bufferedBodyBytes == 0 })
+        let after = try XCTUnwrap(TestClient(port: server.port).request("POST", "/size", body: Array(repeating: 65, count: 2_000)))
+        XCTAssertEqual(after.status, 200)
+    }
+
+    // MARK: A client that stops reading stops being read
+
+    func testAClientThatStopsReadingCannotMakeTheServerBufferWithoutBound() throws {
+        let server = try server()
+        defer { server.stop() }
+        let client = try TestClient(port: server.port)
+        client.setReceiveBuffer(4_096)
+        // Answers it never reads, then as many pipelined uploads as the server will take.
+        // 64 MiB of answers: more than both kernels' buffers hold (send 4 MiB, receive up to 32).
+        client.write(String(repeating: "GET /big HTTP/1.1\r\nHost: t\r\n\r\n", count: 64))
+        let upload = Array("POST /size HTTP/1.1\r\nHost: t\r\nContent-Length: 65536\r\n\r\n".utf8) + [UInt8](repeating: 66, count: 65_536)
+        let flags = fcntl(client.fd, F_GETFL)
+        _ = fcntl(client.fd, F_SETFL, flags | O_NONBLOCK)
+        var accepted = 0
+        let deadline = Date().addingTimeInterval(3)
+        while Date() < deadline, accepted < 256 << 20 {
+            // Whole requests, one after another, however the kernel splits the writes.
+            let offset = accepted % upload.count
+            let sent = upload[offset...].withUnsafeBytes { send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent > 0 { accepted += sent } else { usleep(5_000) }
+        }
+        // The server's watermark (one largest request: ~4.1 MiB) plus both kernels' buffers
+        // (here up to 32 MiB receiving, 4 MiB sending); without the mark the server took all 256 MiB.
+        XCTAssertLessThan(accepted, 64 << 20, "the server kept reading a client that does not read: \(accepted) bytes taken")
+        XCTAssertLessThan(server.sync { $0.bufferedBodyBytes }, 8 << 20)
+        XCTAssertEqual(try XCTUnwrap(TestClient(port: server.port).request("GET", "/ok")).status, 200)
+    }
+
+    // MARK: De-chunking does not copy the body per read
+
+    func testChunkedBodyInSmallPacketsCostsTheLoopLittle() throws {
+        let server = try server { $0.bodyTimeout = 60 }
+        defer { server.stop() }
+        let prefill = 3 << 20
+        var clients: [TestClient] = []
+        for _ in 0..<4 {
+            let client = try TestClient(port: server.port)
+            client.write("POST /size HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" + String(prefill, radix: 16) + "\r\n")
+            client.write([UInt8](repeating: 67, count: prefill) + Array("\r\n".utf8))
+            clients.append(client)
+        }
+        XCTAssertTrue(server.eventually(timeout: 10) { $0.bufferedBodyBytes == 4 * prefill })
+        let before = server.sync { _ in Self.threadCPU() }
+        for _ in 0..<500 {
+            for client in clients { client.write("1\r\na\r\n") }
+            usleep(1_000)
+        }
+        for client in clients { client.write("0\r\n\r\n") }
+        for client in clients { XCTAssertEqual(client.readReply()?.status, 413, "4 × the 1 MiB limit is refused after reading") }
+        let spent = server.sync { _ in Self.threadCPU() } - before
+        // 2,000 small reads on top of 3 MiB bodies: with a copy of the body per read this was
+        // seconds of the loop's CPU (0.4–0.6 ms a packet); fed in place, a few tens of ms.
+        XCTAssertLessThan(spent, 0.5, "the loop spent \(spent) s on 2,000 six-byte packets")
+    }
+
+    private static func threadCPU() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    // MARK: 100 Continue never lands inside an earlier answer
+
+    func testContinueIsNeverWrittenIntoAQueuedAnswer() throws {
+        let server = try server()
+        defer { server.stop() }
+        for round in 0..<3 {
+            let client = try TestClient(port: server.port, receiveTimeout: 5)
+            // 8 MiB: more than the kernels take before the client reads, so most of the answer
+            // still waits in the server's output when the next head arrives.
+            client.write("GET /huge HTTP/1.1\r\nHost: t\r\n\r\n")
+            usleep(100_000)
+            client.write("POST /size HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+            usleep(100_000)
+            let first = try XCTUnwrap(client.readReply())
+            XCTAssertEqual(first.status, 200)
+            XCTAssertEqual(first.body.count, Self.hugeAnswer.count)
+            XCTAssertTrue(first.body.allSatisfy { $0 == UInt8(ascii: "x") }, "the first answer was corrupted")
+            // The interim answer, if any, comes after the whole first answer (or not at all).
+            let interim = client.readUntil("HTTP/1.1 100 Continue\r\n\r\n", timeout: 1)
+            XCTAssertTrue(interim == nil || interim == "HTTP/1.1 100 Continue\r\n\r\n", "round \(round): \(interim ?? "")")
+            client.write("hello")
+            let next = try XCTUnwrap(client.readReply(), "round \(round): no answer to the POST")
+            XCTAssertEqual(next.status, 200)
+            XCTAssertEqual(next.json?["bytes"] as? Int, 5)
+        }
+    }
+}
