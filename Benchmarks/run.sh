@@ -17,7 +17,9 @@
 #   BENCH_STRICT=1           exit 1 when a goal is not met (default: only when something fails to run)
 #   BENCH_GZIP_STREAMS=10000 streams of each side of (g), gzip against identity
 #   BENCH_GZIP_VALUE=1000    bytes of English-like words in each (g2) change's value
-#   BENCH_PARTS="a b c d d2 f g g2 z e"  the parts to run (default: all), e.g. BENCH_PARTS="a b"
+#   BENCH_PARTS="a b c d d2 f g g2 z p r e"  the parts to run (default: all), e.g. BENCH_PARTS="a b"
+#                            (p: deploy/ as shipped, nginx + two instances against one directly;
+#                             r: an instance restarted under streams, how their reconnects spread)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,7 +39,7 @@ SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
 STRICT=${BENCH_STRICT:-0}
 GZIP_STREAMS=${BENCH_GZIP_STREAMS:-10000}
 GZIP_VALUE=${BENCH_GZIP_VALUE:-1000}
-PARTS=" ${BENCH_PARTS:-a b c d d2 f g g2 z e} "
+PARTS=" ${BENCH_PARTS:-a b c d d2 f g g2 z p r e} "
 # part NAME: whether BENCH_PARTS includes it
 part() { case "$PARTS" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 read -r -a TIDINGS_EXTRA <<< "${BENCH_TIDINGS_ARGS:-}"
@@ -524,6 +526,32 @@ fi
 if part z; then
 section "(z) GET /openapi.yaml and GET /: identity against gzip and br"
 answer_section
+fi
+
+# ---------- (p) deploy/ as shipped: nginx + two instances against one instance ----------
+if part p; then
+section "(p) deploy/ as shipped: 8,000 streams, 10 changes, through nginx to two instances against one directly"
+if [ "$SKIP_TIDINGS" = 1 ]; then
+    note "skipped (BENCH_SKIP_TIDINGS=1)"
+elif python3 Benchmarks/deploy-bench.py "$TIDINGS_BIN" 8000 10 2>&1 | sed 's/^/  /'; then
+    summary "(p) deploy/ as shipped" "ran (numbers above)"
+else
+    fail "deploy-bench failed"
+    summary "(p) deploy/ as shipped" "FAILED"
+fi
+fi
+
+# ---------- (r) an instance restarted under streams ----------
+if part r; then
+section "(r) deploy/ as shipped: 8,000 streams, instance A restarted, reconnects and resumes"
+if [ "$SKIP_TIDINGS" = 1 ]; then
+    note "skipped (BENCH_SKIP_TIDINGS=1)"
+elif python3 Benchmarks/restart-spread.py "$TIDINGS_BIN" 8000 2>&1 | sed 's/^/  /'; then
+    summary "(r) restart under streams" "ran (numbers above)"
+else
+    fail "restart-spread failed"
+    summary "(r) restart under streams" "FAILED"
+fi
 fi
 
 # ---------- (e) ObservingBench ----------

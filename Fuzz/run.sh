@@ -16,18 +16,19 @@ objects() { for target in "$@"; do ls "$D/$target.build/"*.o; done; }
 link() { # name, harness files...
   local name=$1; shift
   swiftc -sanitize=fuzzer -parse-as-library -Onone -g -swift-version 6 \
-    -I "$D/Modules" -I Sources/CLibevent \
+    -I "$D/Modules" -I Sources/CLibevent -I Sources/CZlib -I Sources/CBrotli \
     -Xcc -fmodule-map-file="$D/COpenCombineHelpers.build/module.modulemap" \
     -Xcc -I.build/checkouts/OpenCombine/Sources/COpenCombineHelpers/include \
     "$@" $(objects EventHTTP Observing TidingsModel HTTPTypes OpenCombine COpenCombineHelpers Logging) \
-    -levent -levent_pthreads -lstdc++ -o "$BUILD/$name"
+    -levent -levent_pthreads -lz -lbrotlienc -lbrotlidec -lstdc++ -o "$BUILD/$name"
 }
 link body-fuzzer Fuzz/BodyFuzz.swift
 link stream-query-fuzzer Fuzz/StreamQueryFuzz.swift Sources/TidingsAPI/Streams/ResumePoint.swift
+link forwarded-fuzzer Fuzz/ForwardedFuzz.swift
 
 mkdir -p "$BUILD/artifacts"
 status=0
-for name in body stream-query; do
+for name in body stream-query forwarded; do
   corpus="$BUILD/corpus/$name"
   mkdir -p "$corpus"
   cp -n Fuzz/seeds/$name/* "$corpus/" 2>/dev/null || true

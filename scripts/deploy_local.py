@@ -175,7 +175,7 @@ class Deployment:
             text = re.sub(rf"\b{re.escape(name)}:8080\b", f"127.0.0.1:{port}", text)
         return text
 
-    def instance_arguments(self, name):
+    def instance_arguments(self, name, port=None):
         command = [str(c) for c in (self.services[name].get("command") or [])]
         arguments = []
         index = 0
@@ -184,7 +184,7 @@ class Deployment:
             if value == "--port" and index + 1 < len(command):
                 # Port 0: the instance picks a free one and prints it (a port chosen here could
                 # be taken meanwhile, say as the local end of a connection to PostgreSQL).
-                arguments += ["--port", "0"]
+                arguments += ["--port", str(port or 0)]
                 index += 2
                 continue
             arguments.append(self.map_value(value))
@@ -202,16 +202,21 @@ class Deployment:
 
     # --- starting ---
 
-    def start_instance(self, name):
-        log = open(os.path.join(self.workdir, f"{name}.log"), "wb")
+    def start_instance(self, name, port=None):
+        """Starts (or restarts, on `port`) one Tidings service."""
+        log = open(os.path.join(self.workdir, f"{name}.log"), "ab")
         self.logs[name] = log.name
-        process = subprocess.Popen([self.binary] + self.instance_arguments(name), env=self.instance_environment(name),
+        process = subprocess.Popen([self.binary] + self.instance_arguments(name, port), env=self.instance_environment(name),
                                    stdout=log, stderr=subprocess.STDOUT,
                                    preexec_fn=_limited(nofile_limit(self.services[name])))
         self.processes[name] = process
 
+        already = os.path.getsize(log.name)
+
         def listening():
-            found = re.search(r"tidings listening on http://[^\s]*:(\d+)", open(log.name, errors="replace").read())
+            with open(log.name, errors="replace") as f:
+                f.seek(already)
+                found = re.search(r"tidings listening on http://[^\s]*:(\d+)", f.read())
             if found:
                 self.ports[name] = int(found.group(1))
             return process.poll() is not None or found is not None

@@ -16,8 +16,7 @@ extension OpenAPIContract {
                 ])),
                 ("title", .map([
                     ("type", .string("string")),
-                    ("description", .string("Short")),
-                    ("stable summary of the problem type.", .null),
+                    ("description", .string("Short, stable summary of the problem type.")),
                 ])),
                 ("status", .map([
                     ("type", .string("integer")),
@@ -27,8 +26,7 @@ extension OpenAPIContract {
                 ])),
                 ("detail", .map([
                     ("type", .string("string")),
-                    ("description", .string("What went wrong with this request")),
-                    ("for a person.", .null),
+                    ("description", .string("What went wrong with this request, for a person.")),
                 ])),
                 ("instance", .map([
                     ("type", .string("string")),
@@ -136,8 +134,7 @@ extension OpenAPIContract {
                 ])),
                 ("description", .map([
                     ("type", .string("string")),
-                    ("description", .string("From a `--preferences` file")),
-                    ("when given.", .null),
+                    ("description", .string("From a `--preferences` file, when given.")),
                 ])),
             ])),
         ])
