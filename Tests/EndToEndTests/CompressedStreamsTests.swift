@@ -107,6 +107,20 @@ final class CompressedStreamsTests: XCTestCase {
         }
     }
 
+    func test_stream_padding_keeps_its_bytes_on_the_wire_of_a_gzip_stream() throws {
+        let server = try TidingsProcess(arguments: ["--stream-padding", "4096"])
+        defer { server.stop() }
+        let stream = try server.openEventStream("/preferences/age/events", headers: gzip)
+        XCTAssertTrue(stream.isGzip)
+        // The padding comment comes first, stored rather than deflated: a proxy that holds a
+        // response's first bytes sees at least as many as asked for.
+        guard case .comment = try stream.nextMessage() else { return XCTFail("the stream did not open with the padding") }
+        XCTAssertGreaterThanOrEqual(stream.bodyBytes, 10 + 4_096)
+        XCTAssertEqual(try stream.nextEvent().json?["value"] as? Int, 5)
+        XCTAssertEqual(try server.put("age", 6).status, 200)
+        XCTAssertEqual(try stream.nextEvent().json?["value"] as? Int, 6)
+    }
+
     func test_a_conflating_gzip_stream_that_reads_nothing_ends_with_the_latest_value() throws {
         let server = try TidingsProcess(arguments: ["--stream-workers", "2"])
         defer { server.stop() }

@@ -59,6 +59,12 @@ public struct ServerSentEvent: Sendable, Equatable {
         return [UInt8(ascii: ":")] + [UInt8](repeating: UInt8(ascii: " "), count: total - 2) + [10]
     }
 
+    /// Whether `frame` is a `padding(bytes:)` comment (`:`, spaces, a line end).
+    static func isPadding(_ frame: [UInt8]) -> Bool {
+        guard frame.count >= 2, frame[0] == UInt8(ascii: ":"), frame[frame.count - 1] == 10 else { return false }
+        return frame[1..<(frame.count - 1)].allSatisfy { $0 == UInt8(ascii: " ") }
+    }
+
     /// A `retry:` field telling the client how long to wait before reconnecting.
     public static func retry(milliseconds: Int) -> [UInt8] {
         Array("retry: \(max(0, milliseconds))\n\n".utf8)

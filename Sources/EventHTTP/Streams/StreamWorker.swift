@@ -20,6 +20,8 @@ final class StreamWorker: @unchecked Sendable {
     let notices: StreamNotices
     /// Deflates the frames of gzip streams on this thread (see `WorkerStream`).
     let deflater = PieceDeflater()
+    /// Level 0: pieces in stored blocks (`--stream-padding` on a gzip stream).
+    private lazy var storingDeflater = PieceDeflater(level: 0)
     let compression: StreamCompressionCounters
     private let heartbeatInterval: Double
     private let finished = DispatchSemaphore(value: 0)
@@ -169,10 +171,11 @@ final class StreamWorker: @unchecked Sendable {
         stream.close(clean: false)
     }
 
-    /// `bytes` deflated for one stream (its retry, snapshot, replay): counted as such.
-    func deflateForOneStream(_ bytes: [UInt8]) -> DeflatedPiece? {
+    /// `bytes` deflated for one stream (its retry, snapshot, replay): counted as such. `stored`:
+    /// in stored blocks (level 0), as many bytes on the wire as in the frame (padding).
+    func deflateForOneStream(_ bytes: [UInt8], stored: Bool = false) -> DeflatedPiece? {
         loop.checkConfined("StreamWorker.deflateForOneStream")
-        guard let piece = deflater.piece(bytes) else { return nil }
+        guard let piece = (stored ? storingDeflater : deflater).piece(bytes) else { return nil }
         compression.add(perStream: 1)
         return piece
     }

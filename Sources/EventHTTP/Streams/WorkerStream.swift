@@ -119,7 +119,10 @@ final class WorkerStream: @unchecked Sendable {
         worker.loop.checkConfined("WorkerStream.enqueue")
         guard !closed, !ending, !bytes.isEmpty else { return }
         guard gzip else { return append(bytes, key: key, live: live, piece: nil) }
-        guard let piece = worker.deflateForOneStream(bytes) else { return close(clean: false) }
+        // `--stream-padding` exists to put bytes on the wire for proxies that hold the first
+        // ones: deflated, its spaces would shrink to a few bytes, so it goes stored.
+        let stored = !live && bytes.first == UInt8(ascii: ":") && ServerSentEvent.isPadding(bytes)
+        guard let piece = worker.deflateForOneStream(bytes, stored: stored) else { return close(clean: false) }
         append(piece.bytes, key: key, live: live, piece: piece)
     }
 

@@ -189,7 +189,7 @@ extension OpenAPIContract {
             ("EventStream", .map([
                 ("description", .string(#"""
                     A Server-Sent-Events stream that does not end until the client leaves or the server drains.
-                    Headers also include `Cache-Control: no-cache` and `X-Accel-Buffering: no`. The stream opens at
+                    Headers also include `Cache-Control: no-cache, no-transform` and `X-Accel-Buffering: no`. The stream opens at
                     once with a `retry:` line. Then, per event:
 
                         id: <revision>

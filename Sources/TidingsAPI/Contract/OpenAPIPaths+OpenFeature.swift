@@ -72,14 +72,18 @@ extension OpenAPIContract {
             ("parameters", .sequence([
                 .ref("#/components/parameters/IfNoneMatch"),
                 metadata("flagConfigEtag", "The `etag` of the notification that triggered this request (accepted, not needed)."),
-                metadata("flagConfigLastModified", "The `lastModified` of that notification (accepted, not needed)."),
+                metadata("flagConfigLastModified", "The `lastModified` of that notification (accepted, not needed): Unix seconds or an RFC 3339 date-time, as OFREP declares it; anything else → `400` `PARSE_ERROR`.")
+                    .setting("schema", .map([("oneOf", .sequence([
+                        .map([("type", .string("integer")), ("minimum", .integer(0))]),
+                        .map([("type", .string("string")), ("format", .string("date-time"))]),
+                    ]))])),
             ])),
             ("requestBody", evaluationBody),
             ("responses", .map([
                 ("200", json("OFREPBulkEvaluationSuccess", description: "Every flag.",
                              headers: [("ETag", .ref("#/components/headers/ETag"))])),
                 ("304", shared("NotModified")),
-                ("400", json("OFREPBulkEvaluationFailure", description: "The body is not an evaluation request (`PARSE_ERROR`).")),
+                ("400", json("OFREPBulkEvaluationFailure", description: "The body is not an evaluation request, or `flagConfigLastModified` is malformed (`PARSE_ERROR`).")),
                 ("401", shared("Unauthorized")),
                 ("413", shared("PayloadTooLarge")),
                 ("415", shared("UnsupportedMediaType")),
