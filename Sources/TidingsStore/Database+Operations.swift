@@ -123,9 +123,12 @@ extension Database {
     }
 
     /// Change rows after `revision`, in order, at most `limit`. Throws
-    /// ``StoreError/changesPruned(oldestAvailable:)`` when the row right after `revision` is gone.
+    /// ``StoreError/changesPruned(oldestAvailable:)`` when the row right after `revision` is gone,
+    /// and when the counter is below `revision`: the database went back (a restore, a failover
+    /// that lost commits), so what the reader applied is not this database's history.
     func readChanges(after revision: UInt64, limit: Int) throws -> [Change] {
         let current = try storedRevision()
+        if current < revision { throw StoreError.changesPruned(oldestAvailable: current + 1) }
         guard current > revision else { return [] }
         let oldest = try Int64.fetchOne(self, sql: "SELECT MIN(revision) FROM change").map(UInt64.init)
         // Every revision is logged, so the log must start at revision + 1 or earlier.

@@ -78,7 +78,11 @@ extension OpenAPIContract {
                   the loop), the process exits at once, still with status 0 — every write already answered is
                   durable; a request still unanswered then gets no answer and was not acknowledged.
                 - Several instances: while the database cannot be reached, writes answer `503` with
-                  `Retry-After` and change nothing, `/readyz` is `503`, reads are served from memory.
+                  `Retry-After` and change nothing, `/readyz` is `503`, reads are served from memory. When the
+                  database goes back (restored from a backup, a failover that lost commits: its revision counter
+                  below what an instance applied), each instance notices at its next read or write, rebuilds
+                  memory from the database and sends its event streams `reset` and a snapshot; revisions then
+                  continue from the database's counter.
                 - Overload or shutting down: `503` with `Retry-After` (seconds) for every operation except event
                   streams, which answer `200` with a short jittered `retry:` and end at once (a browser's
                   `EventSource` gives up for good on a non-200 answer).

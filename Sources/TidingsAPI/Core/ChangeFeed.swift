@@ -57,6 +57,24 @@ final class ChangeFeed {
         applyPending()
     }
 
+    /// Takes the changes of a local commit. A fresh commit cannot have a revision this instance
+    /// already applied unless the store's counter went back (a restore, a failover that lost
+    /// commits): then memory is rebuilt from the store before this returns, so the write is
+    /// answered with what the store now holds, and streams get `reset`.
+    func deliverCommitted(_ changes: [Change]) async {
+        guard let first = changes.first, first.revision <= state.revision else { return deliver(changes) }
+        // Usually a read (after the doorbell) applied this commit first; the store tells which.
+        do {
+            _ = try await store.changes(after: state.revision, limit: 1)
+        } catch StoreError.changesPruned {
+            logger.warning("a commit took revision \(first.revision), below what this instance applied: the database went back; reloading")
+            await reload()
+        } catch {
+            // Unreachable right now: the feed's own reads retry; the commit itself is durable.
+        }
+        deliver(changes)
+    }
+
     /// Something may have been committed elsewhere: read the store after the last applied revision.
     func ring() {
         readRequested = true

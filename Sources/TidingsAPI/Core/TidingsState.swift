@@ -113,7 +113,9 @@ final class TidingsState {
         logger.warning("rebuilding memory from the store", metadata: [
             "from": "\(revision)", "to": "\(snapshot.revision)",
         ])
-        revision = max(revision, snapshot.revision)
+        // The snapshot's revision even when lower: the database may have gone back (a restore),
+        // and memory must follow it so its next changes apply.
+        revision = snapshot.revision
         journal.reset(floor: revision)
         for declaration in preferences.declarations {
             let record = snapshot.preferences[declaration.key]

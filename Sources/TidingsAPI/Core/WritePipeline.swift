@@ -132,7 +132,7 @@ final class WritePipeline {
             return .failure(Self.failure(error))
         }
         report(since: started, operations: changes.count)
-        feed.deliver(changes)
+        await feed.deliverCommitted(changes)
         if let last = changes.last { await feed.waitUntilApplied(last.revision) }
         return .success(outcome(of: request, changes: changes))
     }

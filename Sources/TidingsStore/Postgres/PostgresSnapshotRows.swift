@@ -53,6 +53,9 @@ enum PostgresSnapshotRows {
         }
         guard let current else { throw StoreError.database("the meta row is missing") }
         let currentRevision = try unsigned(current)
+        // The counter below what the reader applied: the database went back (a restore, a
+        // failover that lost commits); the reader must reload, as for pruned history.
+        if currentRevision < after { throw StoreError.changesPruned(oldestAvailable: currentRevision + 1) }
         guard currentRevision > after else { return [] }
         // The change table is a contiguous run of revisions ending at the counter; the reader
         // needs it to start no later than after + 1.
