@@ -54,30 +54,38 @@ public final class HTTPCaching: Middleware {
     public func finish(_ request: Request, _ response: inout Response) {
         let method = request.method
         let isRead = method == .get || method == .head
-        let kind = Self.kind(of: response.headers.first(.contentType))
+        // One pass over the answer's fields (most are told apart by their name's length alone).
+        let fields = ResponseFields(response.headers)
+        let kind = Self.kind(of: fields.contentType)
         if kind == .eventStream { return finishEventStream(request, &response) }
-        if isRead, !response.headers.contains(.cacheControl) { response.addedFields.append(Self.noCacheField) }
+        if isRead, !fields.hasCacheControl {
+            response.addedFields += kind == .compressible ? Self.noCacheAndVary : [Self.noCacheField]
+        } else if kind == .compressible, response.status != .notModified {
+            response.addedFields.append(Self.varyField)
+        }
         guard response.status != .notModified else { return }
-        if kind == .compressible { response.addedFields.append(Self.varyField) }
 
         var coding: AcceptEncoding.Coding?
-        if kind == .compressible, !response.status.forbidsBody, !response.headers.contains(.contentEncoding) {
-            let accepted = AcceptEncoding(request.headers.first(.acceptEncoding))
+        if kind == .compressible, !response.status.forbidsBody, !fields.hasContentEncoding,
+           let acceptEncoding = request.headers.first(.acceptEncoding) {
+            let accepted = AcceptEncoding(acceptEncoding)
             if response.body.count > threshold || !accepted.acceptsIdentity { coding = accepted.preferred() }
         }
 
         let conditional = isRead || (method == .post && request.route.map(conditionalPostRoutes.contains) == true)
         if conditional, response.status == .ok {
-            var etag = response.headers.first(.eTag)
-            if etag == nil, isRead {
-                let tag = ContentTag.of(response.body)
-                response.headers[.eTag] = tag
-                etag = tag
+            var identityTag = fields.eTag
+            if identityTag == nil, isRead {
+                // Added after the route's fields: assigning into `headers` would copy them
+                // (a cached answer's are shared) on every request.
+                identityTag = ContentTag.of(response.body)
+                if coding == nil { response.addedFields.append(HTTPField(name: .eTag, value: identityTag!)) }
             }
-            if let identityTag = etag {
+            if let identityTag {
                 let tag = coding.map { EntityTagList.variant(of: identityTag, coding: $0) } ?? identityTag
                 if coding != nil { response.headers[.eTag] = tag }
-                if let answer = Self.evaluateConditions(request, response, etag: tag, isRead: isRead) {
+                if let answer = Self.evaluateConditions(request, response, etag: tag, isRead: isRead,
+                                                        lastModified: fields.lastModified) {
                     response = answer
                     return
                 }
@@ -88,25 +96,71 @@ public final class HTTPCaching: Middleware {
         if let coding { compress(&response, coding, key: nil) }
     }
 
+    static let noCacheAndVary = [noCacheField, varyField]
+
+    /// The fields of an answer this middleware reads, found in one pass.
+    struct ResponseFields {
+        var contentType: String?
+        var eTag: String?
+        var lastModified: String?
+        var hasCacheControl = false
+        var hasContentEncoding = false
+
+        private static let contentTypeLength = HTTPField.Name.contentType.canonicalName.utf8.count
+        private static let eTagLength = HTTPField.Name.eTag.canonicalName.utf8.count
+        private static let cacheControlLength = HTTPField.Name.cacheControl.canonicalName.utf8.count
+        private static let contentEncodingLength = HTTPField.Name.contentEncoding.canonicalName.utf8.count
+
+        init(_ headers: HTTPFields) {
+            for field in headers {
+                let name = field.name
+                switch name.canonicalName.utf8.count {
+                case Self.contentTypeLength where contentType == nil && name == .contentType: contentType = field.value
+                case Self.eTagLength where eTag == nil && name == .eTag: eTag = field.value
+                case Self.cacheControlLength:   // also Last-Modified's length
+                    if name == .cacheControl { hasCacheControl = true } else if lastModified == nil, name == .lastModified { lastModified = field.value }
+                case Self.contentEncodingLength where name == .contentEncoding: hasContentEncoding = true
+                default: continue
+                }
+            }
+        }
+    }
+
     // MARK: Conditions
 
     /// The `304` or `412` the request's conditions call for, or nil to send `response`.
-    static func evaluateConditions(_ request: Request, _ response: Response, etag: String, isRead: Bool) -> Response? {
+    static func evaluateConditions(_ request: Request, _ response: Response, etag: String, isRead: Bool,
+                                   lastModified: String?) -> Response? {
+        // Requests without conditions (nearly all) are told so in one pass over their fields.
+        guard hasConditions(request.headers) else { return nil }
         if isRead, let ifMatch = request.headers.first(.ifMatch), !EntityTagList(ifMatch).matchesStrongly(etag) {
             var failed = Response.problem(status: .preconditionFailed,
                                           detail: "If-Match names no current representation of this resource (its ETag is \(etag)).")
             failed.headers[.eTag] = etag
-            failed.addedFields = response.addedFields
+            failed.addedFields = response.addedFields.filter { $0.name != .eTag }
             return failed
         }
         if let ifNoneMatch = request.headers.first(.ifNoneMatch) {
             return EntityTagList(ifNoneMatch).matchesWeakly(etag) ? notModified(response) : nil
         }
         if isRead, let since = request.headers.first(.ifModifiedSince).flatMap(HTTPDate.seconds),
-           let modified = response.headers.first(.lastModified).flatMap(HTTPDate.seconds), modified <= since {
+           let modified = lastModified.flatMap(HTTPDate.seconds), modified <= since {
             return notModified(response)
         }
         return nil
+    }
+
+    /// Whether `headers` has `If-Match`, `If-None-Match` or `If-Modified-Since` (names of
+    /// other lengths are passed over without a comparison).
+    static func hasConditions(_ headers: HTTPFields) -> Bool {
+        for field in headers {
+            switch field.name.canonicalName.utf8.count {
+            case 8, 13, 17:
+                if field.name == .ifMatch || field.name == .ifNoneMatch || field.name == .ifModifiedSince { return true }
+            default: continue
+            }
+        }
+        return false
     }
 
     /// `304`: the answer's fields without its body and the fields that describe one.
@@ -154,7 +208,10 @@ public final class HTTPCaching: Middleware {
     enum Kind { case compressible, eventStream, other }
 
     static func kind(of contentType: String?) -> Kind {
-        guard let type = contentType?.lowercased() else { return .other }
+        guard let contentType else { return .other }
+        // The API's own types, as its routes spell them, without lowercasing a copy.
+        if contentType == "application/json" || contentType == "application/problem+json" { return .compressible }
+        let type = contentType.lowercased()
         if type.hasPrefix("text/event-stream") { return .eventStream }
         if type.hasPrefix("text/") || type.hasPrefix("application/json") || type.hasPrefix("application/problem+json")
             || type.hasPrefix("application/yaml") || type.hasPrefix("application/javascript")
