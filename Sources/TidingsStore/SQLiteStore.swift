@@ -28,6 +28,11 @@ public final class SQLiteStore: ChangeStore {
     /// Internal (not private) so tests can hold the writer queue to form a known batch.
     let writer: StoreWriter
     private let pollInterval: DispatchTimeInterval
+    /// A read-only connection of its own for the history's reads (pages, as-of, rollback's
+    /// read): in WAL mode they read a snapshot without waiting behind the writer's commits, and
+    /// a long page never holds up a write.
+    private let historyReader: DatabaseQueue
+    private let historyQueue = DispatchQueue(label: "tidings.store.history", qos: .userInitiated)
 
     /// Opens (creating the directory and file if missing) and migrates the store.
     ///
@@ -62,6 +67,11 @@ public final class SQLiteStore: ChangeStore {
                 return database
             }
             writer = StoreWriter(database: database, limits: limits, clock: clock)
+            var readOnly = Configuration()
+            readOnly.label = "tidings.store.history"
+            readOnly.readonly = true
+            readOnly.busyMode = .timeout(10)
+            historyReader = try DatabaseQueue(path: path, configuration: readOnly)
             let (seconds, attoseconds) = pollInterval.components
             self.pollInterval = .nanoseconds(max(1_000_000, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
         } catch {
@@ -109,11 +119,24 @@ public final class SQLiteStore: ChangeStore {
     }
 
     public func history(_ query: HistoryQuery) async throws -> [Change] {
-        try await read { try $0.readHistory(query) }
+        try await readHistory { try $0.readHistory(query) }
     }
 
     public func state(asOf point: HistoryPoint) async throws -> HistoricalState {
-        try await read { try $0.readState(asOf: point) }
+        try await readHistory { try $0.readState(asOf: point) }
+    }
+
+    /// A read on the history's own connection (one transaction: one snapshot), off the caller's thread.
+    private func readHistory<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            historyQueue.async { [historyReader] in
+                do {
+                    continuation.resume(returning: try historyReader.read(body))
+                } catch {
+                    continuation.resume(throwing: StoreWriter.storeError(error))
+                }
+            }
+        }
     }
 
     /// Polls `PRAGMA data_version` (every `pollInterval` given at init) and rings on every
@@ -131,6 +154,7 @@ public final class SQLiteStore: ChangeStore {
         await writer.commits.closeAndDrain()
         writer.stopWatching()
         writer.queue.sync { try? writer.database.close() }
+        historyQueue.sync { try? historyReader.close() }
     }
 
     public func acquireLease(_ name: String, holder: String, duration: Duration) async throws -> Bool {
