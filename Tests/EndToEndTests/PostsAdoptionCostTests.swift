@@ -45,7 +45,7 @@ final class PostsAdoptionCostTests: XCTestCase {
         let probe = try refreshing(server, upstream, while: server)
         print("refreshing a 4 MB feed: \(probe.summary)")
         XCTAssertGreaterThanOrEqual(probe.attacks, 3, "the refreshes did not run")
-        XCTAssertLessThanOrEqual(probe.p99, 20, probe.summary)
+        probe.assertResponsive()
     }
 
     func test_another_instances_4_MB_documents_are_parsed_off_the_loop() throws {
@@ -63,7 +63,7 @@ final class PostsAdoptionCostTests: XCTestCase {
         let probe = try refreshing(a, upstream, while: b)
         print("B while A refreshes a 4 MB feed: \(probe.summary)")
         XCTAssertGreaterThanOrEqual(probe.attacks, 3)
-        XCTAssertLessThanOrEqual(probe.p99, 20, probe.summary)
+        probe.assertResponsive()
         // B still takes A's latest posts.
         let latest = try a.posts()
         XCTAssertTrue(b.eventually(timeout: 10) { (try? b.posts().fetchedAt) == latest.fetchedAt }, "B did not adopt A's posts")

@@ -44,4 +44,39 @@ final class SnapshotMemoryTests: XCTestCase {
         XCTAssertLessThan(after - before, 60 * 1024, "RSS grew by \(after - before) KiB for 200 streams")
         XCTAssertEqual(idle.count, 200)
     }
+
+    /// `tidings_open_streams` from `/metrics`.
+    private func openStreams(_ server: TidingsProcess) throws -> Int? {
+        let line = try server.get("/metrics").text.split(separator: "\n").first { $0.hasPrefix("tidings_open_streams ") }
+        return line.flatMap { Int(Double($0.split(separator: " ")[1]) ?? -1) }
+    }
+
+    func test_a_stream_whose_client_stopped_reading_is_closed_after_four_silent_heartbeats() throws {
+        var posts: [String] = []
+        for index in 0..<36_000 {
+            posts.append(#"{"id":\#(index),"title":"post \#(index)","body":"\#(String(repeating: "y", count: 160))"}"#)
+        }
+        let upstream = try UpstreamServer()
+        defer { upstream.stop() }
+        upstream.behaviour = .posts("[" + posts.joined(separator: ",") + "]")   // about 7 MB
+        let server = try PostsFixture.server(upstream, timeout: 10, ["--heartbeat", "1"])
+        defer { server.stop() }
+        try server.settledPosts("loaded")
+        let stuck = try server.connect()
+        var small: Int32 = 4096
+        setsockopt(stuck.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        stuck.send("GET", "/posts/events")
+        // A reader alongside, which keeps reading (heartbeats) and so stays open.
+        let reader = try server.openEventStream("/events?topics=preferences&keys=age")
+        XCTAssertEqual(try reader.nextEvent().name, "preference")
+        XCTAssertTrue(try server.eventually(timeout: 5) { try openStreams(server) == 2 })
+        let opened = Date()
+        XCTAssertTrue(try server.eventually(timeout: 15) { try openStreams(server) == 1 }, "the stuck stream was not closed")
+        let after = Date().timeIntervalSince(opened)
+        print("a stream that stopped reading was closed after \(String(format: "%.1f", after)) s (heartbeat 1 s)")
+        XCTAssertGreaterThan(after, 2, "closed before it could have missed four heartbeats")
+        // The reading stream is still served.
+        XCTAssertEqual(try server.put("age", 44).status, 200)
+        XCTAssertEqual(try reader.nextEvent(timeout: 5).value?["value"], 44)
+    }
 }

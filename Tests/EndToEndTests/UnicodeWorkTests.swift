@@ -30,7 +30,7 @@ final class UnicodeWorkTests: XCTestCase {
         }
         print("POST /things of 256 KiB of marks: \(probe.summary)")
         XCTAssertGreaterThan(probe.attacks, 4, "the attack did not run")
-        XCTAssertLessThanOrEqual(probe.p99, 20, probe.summary)
+        probe.assertResponsive()
     }
 
     func test_a_long_path_segment_cannot_be_a_thing_and_costs_no_normalisation() throws {
@@ -45,7 +45,7 @@ final class UnicodeWorkTests: XCTestCase {
         }
         print("GET+DELETE /things/<7,000 marks>: \(probe.summary)")
         XCTAssertGreaterThan(probe.attacks, 4)
-        XCTAssertLessThanOrEqual(probe.p99, 20, probe.summary)
+        probe.assertResponsive()
         XCTAssertEqual(try server.get("/things/nasa").status, 200, "short segments are still normalised")
         XCTAssertEqual(try server.things(), ["NASA"])
     }
@@ -94,7 +94,7 @@ final class UnicodeWorkTests: XCTestCase {
         }
         print("OFREP evaluation of a 65,536-scalar name: \(probe.summary)")
         XCTAssertGreaterThan(probe.attacks, 10)
-        XCTAssertLessThanOrEqual(probe.p99, 20, probe.summary)
+        probe.assertResponsive()
     }
 
     func test_a_canonically_equal_value_is_a_change_because_values_compare_by_bytes() throws {
@@ -131,7 +131,7 @@ final class OFREPContextCostTests: XCTestCase {
         }
         print("OFREP bulk evaluations with a 30,000-member context: \(probe.summary)")
         XCTAssertGreaterThan(probe.attacks, 4)
-        XCTAssertLessThanOrEqual(probe.p99, 20, probe.summary)
+        probe.assertResponsive()
         // The shape rules still hold for any size.
         var bad = members
         bad["targetingKey"] = 7

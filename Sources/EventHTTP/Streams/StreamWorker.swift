@@ -205,8 +205,24 @@ final class StreamWorker: @unchecked Sendable {
     private static let keepAlive = ServerSentEvent.comment("keep-alive")
 
     /// A comment on every idle stream (a busy one has traffic already).
+    /// Heartbeats in a row a stream may go with output waiting and its socket taking nothing.
+    static let stalledBeatsLimit = 4
+
     private func beat() {
         loop.checkConfined("StreamWorker.beat")
+        // A client that stopped reading altogether: its socket accepted nothing for several
+        // heartbeats while output waits (a large snapshot, which the live bound does not count).
+        // Closed, so it neither holds that output nor its connection for as long as it likes.
+        // A conflating stream is kept: it is for clients that read slowly, and holds one frame per key.
+        for stream in Array(streams.values) where !stream.closed && !stream.conflates {
+            if stream.waitingForWritable && stream.sentTotal == stream.sentAtLastBeat {
+                stream.stalledBeats += 1
+                if stream.stalledBeats >= Self.stalledBeatsLimit { stream.close(clean: false); continue }
+            } else {
+                stream.stalledBeats = 0
+            }
+            stream.sentAtLastBeat = stream.sentTotal
+        }
         for stream in streams.values where stream.isIdle {
             if stream.gzip {
                 // The same piece for every gzip stream (it never changes).

@@ -53,6 +53,11 @@ final class WorkerStream: @unchecked Sendable {
     private(set) var waitingForWritable = false
     private var ending = false
     private(set) var closed = false
+    /// Bytes the kernel took so far, and what the heartbeat saw of it (see `StreamWorker.beat`).
+    private(set) var sentTotal: UInt64 = 0
+    var sentAtLastBeat: UInt64 = 0
+    /// Heartbeats in a row with output waiting and nothing taken by the kernel.
+    var stalledBeats = 0
     var isDirty = false
     /// Broadcast topics followed, and the order of the last broadcast frame taken (frames at or
     /// below it are skipped, so one reaching the stream through two topics goes out once).
@@ -272,6 +277,7 @@ final class WorkerStream: @unchecked Sendable {
     }
 
     private func consume(_ sent: Int) {
+        sentTotal &+= UInt64(sent)
         var left = sent
         while left > 0, head < queue.count {
             let remaining = queue[head].wire - written

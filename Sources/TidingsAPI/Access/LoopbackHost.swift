@@ -1,5 +1,6 @@
 import HTTPTypes
 import EventHTTP
+import Foundation
 
 /// On a server listening on loopback only, requests must name a loopback host (`localhost` or a
 /// name under it, `127.x.x.x`, `[::1]`, with or without a port); any other `Host` is answered
@@ -19,10 +20,31 @@ struct LoopbackHost: Middleware {
     func intercept(_ request: Request) -> Response? {
         // No Host at all is HTTP/1.0 (HTTP/1.1 without one is a 400 before routing).
         guard let value = request.headers.first(.hostField) else { return nil }
+        if Self.isCommonLoopback(value) { return nil }
         if let host = Self.hostName(of: value), Self.isLoopback(host: host) { return nil }
         return .problem(status: .misdirectedRequest,
                         detail: "This server listens on loopback and answers only to localhost, 127.0.0.1 or [::1], not to the Host this request names.")
     }
+
+    /// The values nearly every local client sends — `127.0.0.1`, `localhost` or `[::1]`, each
+    /// with or without a port — recognised over the bytes, without lower-casing or splitting
+    /// strings (which cost about 24K instructions a request, 30% of a read). Anything else takes
+    /// the general path; this only ever says yes where it would too.
+    static func isCommonLoopback(_ value: String) -> Bool {
+        var value = value
+        return value.withUTF8 { bytes in
+            for name in commonNames where bytes.count >= name.count
+                && memcmp(bytes.baseAddress!, name, name.count) == 0 {
+                let rest = bytes[name.count...]
+                if rest.isEmpty { return true }
+                if rest.first == UInt8(ascii: ":"), rest.count > 1, rest.count <= 6,
+                   rest.dropFirst().allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) { return true }
+            }
+            return false
+        }
+    }
+
+    private static let commonNames: [[UInt8]] = ["127.0.0.1", "localhost", "[::1]"].map { Array($0.utf8) }
 
     /// The host part of a `Host` value, lower-cased, brackets kept for IPv6 (`[::1]:8080` →
     /// `[::1]`); nil when it is malformed.

@@ -203,7 +203,9 @@ extension OpenAPIContract {
                     `preference` per key, one `things`, one `posts`), all with `id:` = the current revision, then
                     live changes. A stream only receives what it covers. Heartbeat: a comment `: keep-alive` every
                     `--heartbeat` seconds. A subscriber whose unsent output passes 1 MiB is cut off (it can
-                    resume with `Last-Event-ID`). When the server has no room for another stream it answers `200`
+                    resume with `Last-Event-ID`); so is one whose connection accepts nothing for four heartbeats
+                    while output waits (a client that stopped reading during its snapshot), except on a
+                    `conflate=true` stream. When the server has no room for another stream it answers `200`
                     with a jittered `retry:` of a few seconds and ends the stream at once.
 
                     """#)),

@@ -8,20 +8,33 @@ import XCTest
 /// let probe = try LoopResponsiveness.measure(server, clients: 2, seconds: 3) { connection in
 ///     _ = try? connection.request("POST", "/things", json: ["thing": flood])
 /// }
-/// XCTAssertLessThanOrEqual(probe.p99, 20)
+/// probe.assertResponsive()     // p99 within 20 ms (more on a busy machine: see p99Budget)
 /// ```
 struct LoopResponsiveness {
     /// Milliseconds, sorted.
     let latencies: [Double]
     /// How many attack requests completed meanwhile.
     let attacks: Int
+    /// `/healthz` p99 (ms) on the same server just before the attack, with nothing else running
+    /// in it: what this machine gives at the moment.
+    var baselineP99: Double = 0
+
+    /// The p99 an attack may cost: 20 ms (the bar) on a quiet machine; on a busy one
+    /// (other processes on the 2 cores, as in CI next to a build) three times what the machine
+    /// gave just before, plus 10 ms. The freezes these tests catch are hundreds of ms to seconds.
+    var p99Budget: Double { Swift.max(20, baselineP99 * 3 + 10) }
+
+    /// Fails the test when the loop was not free enough during the attack.
+    func assertResponsive(file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertLessThanOrEqual(p99, p99Budget, summary, file: file, line: line)
+    }
 
     var median: Double { latencies[latencies.count / 2] }
     var p99: Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))] }
     var max: Double { latencies.last ?? 0 }
     var summary: String {
-        String(format: "/healthz median %.2f ms, p99 %.2f ms, max %.2f ms over %d probes; %d attacks",
-               median, p99, max, latencies.count, attacks)
+        String(format: "/healthz median %.2f ms, p99 %.2f ms, max %.2f ms over %d probes; %d attacks (p99 before the attack %.2f ms, budget %.1f ms)",
+               median, p99, max, latencies.count, attacks, baselineP99, p99Budget)
     }
 
     /// Runs `attack` in a loop on `clients` threads (each with its own connection, reopened when
@@ -30,6 +43,7 @@ struct LoopResponsiveness {
     static func measure(_ server: TidingsProcess, clients: Int, seconds: Double,
                         attack: @escaping @Sendable (HTTPConnection) throws -> Void) throws -> LoopResponsiveness {
         let port = server.port
+        let baseline = try probe(server, seconds: 1)
         let state = AttackState()
         let group = DispatchGroup()
         for _ in 0..<clients {
@@ -64,7 +78,23 @@ struct LoopResponsiveness {
         }
         state.stop()
         group.wait()
-        return LoopResponsiveness(latencies: latencies.sorted(), attacks: state.total)
+        var result = LoopResponsiveness(latencies: latencies.sorted(), attacks: state.total)
+        result.baselineP99 = baseline.p99
+        return result
+    }
+
+    /// `/healthz` alone for `seconds`, every 10 ms.
+    private static func probe(_ server: TidingsProcess, seconds: Double) throws -> LoopResponsiveness {
+        let connection = try server.connect(timeout: 30)
+        var latencies: [Double] = []
+        let until = Date().addingTimeInterval(seconds)
+        while Date() < until {
+            let sent = DispatchTime.now()
+            _ = try connection.request("GET", "/healthz")
+            latencies.append(Double(DispatchTime.now().uptimeNanoseconds - sent.uptimeNanoseconds) / 1e6)
+            usleep(10_000)
+        }
+        return LoopResponsiveness(latencies: latencies.sorted(), attacks: 0)
     }
 }
 
