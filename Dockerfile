@@ -50,11 +50,13 @@ FROM ${RUNTIME_IMAGE} AS runtime
 #   libbrotli1                               br answers
 #   libcurl4                                 Foundation's networking (upstream feed); no libxml2:
 #                                            nothing linked needs it (it would pull ICU, ~38 MB)
+#   libstdc++6                               the C++ runtime the static Swift runtime loads (libxml2
+#                                            used to bring it in through ICU)
 #   tzdata, ca-certificates                  time zones and TLS roots for https feeds
 #   curl                                     the HEALTHCHECK probe
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libevent-2.1-7 libevent-pthreads-2.1-7 libsqlite3-0 zlib1g libbrotli1 libcurl4 tzdata ca-certificates curl \
+      libevent-2.1-7 libevent-pthreads-2.1-7 libsqlite3-0 zlib1g libbrotli1 libcurl4 libstdc++6 tzdata ca-certificates curl \
  && rm -rf /var/lib/apt/lists/*
 # RUNTIME-PACKAGES-END
 
