@@ -94,7 +94,11 @@ let package = Package(
             ],
             // The dashboard's HTML, CSS and JavaScript and the sample feed, read at start-up from
             // the bundle SwiftPM puts next to the executable (the Dockerfile copies it there too).
-            resources: [.process("Dashboard/Resources"), .process("Posts/Resources")],
+            // The contract's fixed part is compiled in (`PackageResources.openapi_base_yaml`).
+            resources: [
+                .process("Dashboard/Resources"), .process("Posts/Resources"),
+                .embedInCode("Contract/openapi.base.yaml"),
+            ],
             // FoundationNetworking (the upstream feed client) runs on libcurl; a build with the
             // static Swift runtime (as in the container) must link it explicitly.
             linkerSettings: [.linkedLibrary("curl", .when(platforms: [.linux]))]

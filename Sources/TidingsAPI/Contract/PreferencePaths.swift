@@ -1,62 +1,25 @@
-// The preferences paths of the served contract.
+// The paths of one declared preference: `/preferences/<key>` (GET, PUT, DELETE), its event stream
+// and its history.
+
+extension PreferenceContract {
+    /// `/preferences/<key>`, `/preferences/<key>/events` and `/preferences/<key>/history`, each
+    /// as HTTPCaching answers it. The history's is `/things/history`'s from the base (`template`)
+    /// with this key's operation id and summary: the two differ in nothing else.
+    func pathItems(historyTemplate template: YAMLNode) -> [(String, YAMLNode)] {
+        typealias C = OpenAPIContract
+        let path = "/preferences/" + key
+        let history = template
+            .filling(["get", "operationId"], with: .string(operationId("getPreferenceHistory")))
+            .filling(["get", "summary"], with: .string("The change records of `\(key)`, paged."))
+        return [
+            (path, C.applyingCaching(toPathItem: C.addingAsOf(to: C.pathPreference(self)), path: path)),
+            (path + "/events", C.applyingCaching(toPathItem: C.pathPreferenceEvents(self), path: path + "/events")),
+            (path + "/history", history),
+        ]
+    }
+}
 
 extension OpenAPIContract {
-    /// `/preferences`
-    static func pathPreferences(_ all: PreferencesContract) -> YAMLNode {
-        .map([
-            ("get", .map([
-                ("tags", .strings(["preferences"])),
-                ("operationId", .string("listPreferences")),
-                ("summary", .string("Every declared key with its current value (defaults included).")),
-                ("responses", .map([
-                    ("200", jsonResponse(
-                        "The map of every declared preference.",
-                        schema: .ref("#/components/schemas/PreferenceMap"),
-                        example: all.valuesExample
-                    )),
-                    ("401", shared("Unauthorized")),
-                    ("503", shared("ServiceUnavailable")),
-                ])),
-            ])),
-            ("patch", .map([
-                ("tags", .strings(["preferences"])),
-                ("operationId", .string("patchPreferences")),
-                ("summary", .string("JSON merge patch of several preferences, all or nothing.")),
-                ("description", .string(#"""
-                    Every member names a preference; `null` resets it to its default. All members are validated
-                    first: if any key is unknown or any value invalid → `422` whose `errors` lists every bad key,
-                    and nothing is applied. Otherwise every change is applied atomically (one durable commit);
-                    each key whose value actually changes takes its own revision, in the order of the members,
-                    and gets its own `preference` event. An empty object changes nothing and answers `200`.
-                    Also accepted as `application/merge-patch+json`.
-
-                    """#)),
-                ("security", securityAnyOf("apiToken")),
-                ("requestBody", .map([
-                    ("required", .boolean(true)),
-                    ("content", .map([
-                        ("application/json", .map([
-                            ("schema", .ref("#/components/schemas/PreferencesPatch")),
-                            ("example", all.patchExample),
-                        ])),
-                    ])),
-                ])),
-                ("responses", .map([
-                    ("200", jsonResponse(
-                        "Applied; the whole map after the change.",
-                        schema: .ref("#/components/schemas/PreferenceMap")
-                    )),
-                    ("400", shared("BadRequest")),
-                    ("401", shared("Unauthorized")),
-                    ("413", shared("PayloadTooLarge")),
-                    ("415", shared("UnsupportedMediaType")),
-                    ("422", shared("UnprocessableContent")),
-                    ("503", shared("ServiceUnavailable")),
-                ])),
-            ])),
-        ])
-    }
-
     /// `/preferences/<key>` of one declared preference (exact value schemas, see PreferenceContract).
     static func pathPreference(_ p: PreferenceContract) -> YAMLNode {
         .map([
@@ -150,23 +113,6 @@ extension OpenAPIContract {
         ])
     }
 
-    /// `/preferences/events`
-    static func pathPreferencesEvents() -> YAMLNode {
-        streamOperation(
-            tags: ["streams", "preferences"],
-            operationId: "streamPreferences",
-            summary: "Event stream of preference changes (all keys, or those in `keys`).",
-            description: #"""
-                Emits `preference` (and `reset`) events; see `PreferenceEvent`. Without a resume point the
-                stream first sends one `preference` event per covered key with the current value, all with
-                `id:` = the current revision. An unknown key in `keys` → `422`.
-
-                """#,
-            parameters: [.ref("#/components/parameters/StreamKeys")],
-            responses: [("422", shared("UnprocessableContent"))]
-        )
-    }
-
     /// `/preferences/<key>/events` of one declared preference.
     static func pathPreferenceEvents(_ p: PreferenceContract) -> YAMLNode {
         streamOperation(
@@ -181,5 +127,22 @@ extension OpenAPIContract {
             stream: .ref(p.streamResponseRef),
             responses: [("404", shared("NotFound"))]
         )
+    }
+
+    /// `pathItem` with `?asOf=` on its `GET` and the answers it adds.
+    static func addingAsOf(to pathItem: YAMLNode) -> YAMLNode {
+        guard let get = pathItem["get"], case let .sequence(parameters) = get["parameters"] ?? .sequence([]),
+              let responses = get["responses"] else { return pathItem }
+        var answered = responses
+        if answered["400"] == nil { answered = answered.setting("400", shared("BadRequest")) }
+        answered = answered.setting("410", shared("HistoryGone"))
+        if answered["422"] == nil { answered = answered.setting("422", shared("UnprocessableContent")) }
+        let description = (get["description"].flatMap { if case let .string(text) = $0 { text } else { nil } } ?? "")
+            + "`asOf` answers the resource as it stood at that revision or time (from the history), with "
+            + "`Tidings-Revision` = that revision and the `ETag` of the last change at or before it.\n"
+        return pathItem.setting("get", get
+            .setting("description", .string(description))
+            .setting("parameters", .sequence(parameters + [.ref("#/components/parameters/AsOf")]))
+            .setting("responses", answered))
     }
 }
