@@ -8,6 +8,17 @@ extension OpenAPIContract {
     /// A response of `components/responses` (`401` → `Unauthorized`, ...).
     static func shared(_ name: String) -> YAMLNode { .ref("#/components/responses/" + name) }
 
+    /// The shared responses of these status codes, in that order.
+    static func shared(codes: String...) -> [(String, YAMLNode)] {
+        let names = ["304": "NotModified", "400": "BadRequest", "401": "Unauthorized", "404": "NotFound",
+                     "412": "PreconditionFailed", "413": "PayloadTooLarge", "415": "UnsupportedMediaType",
+                     "422": "UnprocessableContent", "503": "ServiceUnavailable"]
+        return codes.map { code in
+            guard let name = names[code] else { preconditionFailure("no shared response for \(code)") }
+            return (code, shared(name))
+        }
+    }
+
     /// A JSON response with the `Tidings-Revision` header (then `headers`), its schema and an
     /// optional example, in that order.
     static func jsonResponse(

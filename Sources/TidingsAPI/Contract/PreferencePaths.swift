@@ -37,11 +37,7 @@ extension OpenAPIContract {
                         example: p.recordExample,
                         headers: [("ETag", .ref("#/components/headers/ETag"))]
                     )),
-                    ("304", shared("NotModified")),
-                    ("401", shared("Unauthorized")),
-                    ("404", shared("NotFound")),
-                    ("503", shared("ServiceUnavailable")),
-                ])),
+                ] + shared(codes: "304", "401", "404", "503"))),
             ])),
             ("put", .map([
                 ("tags", .strings(["preferences"])),
@@ -75,15 +71,7 @@ extension OpenAPIContract {
                         schema: .ref(p.recordRef),
                         headers: [("ETag", .ref("#/components/headers/ETag"))]
                     )),
-                    ("400", shared("BadRequest")),
-                    ("401", shared("Unauthorized")),
-                    ("404", shared("NotFound")),
-                    ("412", shared("PreconditionFailed")),
-                    ("413", shared("PayloadTooLarge")),
-                    ("415", shared("UnsupportedMediaType")),
-                    ("422", shared("UnprocessableContent")),
-                    ("503", shared("ServiceUnavailable")),
-                ])),
+                ] + shared(codes: "400", "401", "404", "412", "413", "415", "422", "503"))),
             ])),
             ("delete", .map([
                 ("tags", .strings(["preferences"])),
@@ -104,11 +92,7 @@ extension OpenAPIContract {
                         schema: .ref(p.recordRef),
                         headers: [("ETag", .ref("#/components/headers/ETag"))]
                     )),
-                    ("401", shared("Unauthorized")),
-                    ("404", shared("NotFound")),
-                    ("412", shared("PreconditionFailed")),
-                    ("503", shared("ServiceUnavailable")),
-                ])),
+                ] + shared(codes: "401", "404", "412", "503"))),
             ])),
         ])
     }

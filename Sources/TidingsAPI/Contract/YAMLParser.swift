@@ -99,7 +99,7 @@ private struct Parser {
             throw fail("document markers (`---`, `...`) are not read: one document per file", row: index)
         }
         skipBlank()
-        guard row < lines.count else { throw fail("no content") }
+        guard row < lines.count else { throw fail("no content", row: 0) }
         let root = try node(minIndent: 0)
         skipBlank()
         if row < lines.count { throw fail("unexpected content after the document's root") }
@@ -116,16 +116,20 @@ private struct Parser {
         return try inlineValue(from: column, parentIndent: max(0, minIndent - 1), afterKey: false)
     }
 
+    /// Moves to the next non-blank row: true when it continues the collection at `indent`, false
+    /// at the end or a shallower row; a deeper one is an error.
+    mutating func nextRow(at indent: Int) throws(Failure) -> Bool {
+        skipBlank()
+        guard row < lines.count, self.indent(row) >= indent else { return false }
+        if self.indent(row) > indent { throw fail("unexpected indentation") }
+        return true
+    }
+
     mutating func mapping(at indent: Int) throws(Failure) -> YAMLNode {
         try nested { (p: inout Parser) throws(Failure) -> YAMLNode in
             var members: [YAMLNode.Member] = []
             var seen: Set<String> = []
-            while true {
-                p.skipBlank()
-                guard p.row < p.lines.count else { break }
-                let current = p.indent(p.row)
-                if current < indent { break }
-                if current > indent { throw p.fail("unexpected indentation") }
+            while try p.nextRow(at: indent) {
                 if p.isItem(p.row, at: indent) { throw p.fail("a sequence item where a key was expected") }
                 guard let (key, after) = try p.entryKey(p.row, at: indent) else {
                     throw p.fail("expected `key: value`")
@@ -141,12 +145,7 @@ private struct Parser {
     mutating func sequence(at indent: Int) throws(Failure) -> YAMLNode {
         try nested { (p: inout Parser) throws(Failure) -> YAMLNode in
             var items: [YAMLNode] = []
-            while true {
-                p.skipBlank()
-                guard p.row < p.lines.count else { break }
-                let current = p.indent(p.row)
-                if current < indent { break }
-                if current > indent { throw p.fail("unexpected indentation") }
+            while try p.nextRow(at: indent) {
                 guard p.isItem(p.row, at: indent) else { break }
                 let line = p.lines[p.row]
                 var column = indent + 1
@@ -269,11 +268,13 @@ private struct Parser {
         try expectEnd(header, from: after)
         row += 1
         var blockIndent: Int?
+        var leadingBlank = 0
         var texts: [String] = []
         while row < lines.count {
             let line = lines[row]
             let spaces = line.prefix { $0 == space }.count
             if spaces == line.count {
+                if blockIndent == nil { leadingBlank = max(leadingBlank, spaces) }
                 // A blank row: part of the block (its spaces past the indentation are content).
                 if let blockIndent, spaces > blockIndent {
                     texts.append(String(decoding: line[blockIndent...], as: UTF8.self))
@@ -285,6 +286,9 @@ private struct Parser {
             }
             if blockIndent == nil {
                 guard spaces > parentIndent else { break }
+                guard spaces >= leadingBlank else {
+                    throw fail("a blank line before a literal block's first line has more spaces than that line")
+                }
                 blockIndent = spaces
             }
             guard let blockIndent, spaces >= blockIndent else { break }
@@ -294,7 +298,9 @@ private struct Parser {
         // Trailing blank rows belong to what follows (comments, the next key).
         while let last = texts.last, last.isEmpty { texts.removeLast(); row -= 1 }
         guard !texts.isEmpty else { return .string("") }
-        return .string(texts.joined(separator: "\n") + (strip ? "" : "\n"))
+        // `|` keeps the last line's break: there is none when the text ends on that line.
+        let broken = row < lines.count
+        return .string(texts.joined(separator: "\n") + (strip || !broken ? "" : "\n"))
     }
 
     // MARK: Scalars
