@@ -140,7 +140,9 @@ let package = Package(
 
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "TestFixtures", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
-        .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore", "TestFixtures"]),
+        .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore", "TestFixtures", "store-crash-writer"]),
+        // The writer CrashRecoveryTests kills with SIGKILL mid-load (a program, not a test).
+        .executableTarget(name: "store-crash-writer", dependencies: ["TidingsStore"], path: "Tests/StoreCrashWriter"),
         .testTarget(name: "TidingsModelTests", dependencies: ["TidingsModel", "Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         // The API's logic in-process: the change path, the write pipeline; no binary, no port.
         .testTarget(name: "TidingsAPITests", dependencies: [

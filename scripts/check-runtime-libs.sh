@@ -14,6 +14,7 @@
 #       (ldd lists them). The release and debug builds load the same system libraries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+TOOLCHAIN=""   # set by --toolchain-ok: libraries under it are skipped
 
 runtime_packages() { # the package names of the apt-get install inside the RUNTIME-PACKAGES block
   sed -n '/RUNTIME-PACKAGES-BEGIN/,/RUNTIME-PACKAGES-END/p' "$1" \
@@ -92,7 +93,6 @@ if [ "${1:-}" = "--self-test" ]; then
   exit "$ok"
 fi
 
-TOOLCHAIN=""
 if [ "${1:-}" = "--toolchain-ok" ]; then
   shift
   TOOLCHAIN=$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")

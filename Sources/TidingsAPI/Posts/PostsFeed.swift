@@ -264,9 +264,12 @@ final class PostsFeed {
     }
 
     /// The waiters' periodic check: deadlines, and shutdown (whose drain waits for in-flight
-    /// requests, so a `?wait=30` must not hold it).
+    /// requests, so a `?wait=30` must not hold it). A load that has ended is answered by the
+    /// announcer's `onSettled`, once its document is stored: answered from here, between the
+    /// loader's change and that commit, the answer would carry a revision older than the
+    /// `posts` events still to come, and a client would take its state back to `loading`.
     private func checkWaiters() {
-        if isDraining() || current.phase != .loading {
+        if isDraining() {
             waiters.answerAll(with: response())
         } else {
             waiters.answerExpired(with: response())
