@@ -50,7 +50,7 @@ final class PostsFeed {
     ///   - isDraining: true once shutdown began (waiting requests are then answered at once).
     ///   - client: the upstream client put into the loader's environment.
     init(configuration: TidingsConfiguration, state: TidingsState, writes: WritePipeline,
-         client: any HTTPClient = URLSessionHTTPClient(),
+         client: any HTTPClient = CurlHTTPClient(),
          boundPort: @escaping @MainActor () -> Int, isDraining: @escaping @MainActor () -> Bool,
          logger: Logger) {
         self.configuration = configuration
@@ -104,8 +104,8 @@ final class PostsFeed {
     }
 
     /// The host to reach our own listener on: loopback for wildcard addresses. IPv6 loopback is
-    /// reached as `localhost` (libcurl tries `::1` and `127.0.0.1`): FoundationNetworking's
-    /// URLSession refuses URLs with a bracketed IPv6 literal (NSURLErrorBadURL).
+    /// reached as `localhost` (libcurl tries `::1` and `127.0.0.1`), which every client takes
+    /// (FoundationNetworking's URLSession, the feed's client once, refused a bracketed IPv6 literal).
     static func loopbackHost(for host: String) -> String {
         switch host {
         case "", "0.0.0.0", "*": "127.0.0.1"
