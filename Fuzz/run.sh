@@ -25,10 +25,11 @@ link() { # name, harness files...
 link body-fuzzer Fuzz/BodyFuzz.swift
 link stream-query-fuzzer Fuzz/StreamQueryFuzz.swift Sources/TidingsAPI/Streams/ResumePoint.swift
 link forwarded-fuzzer Fuzz/ForwardedFuzz.swift
+link framing-fuzzer Fuzz/FramingFuzz.swift Tests/EventHTTPTests/Support/FramingDriver.swift
 
 mkdir -p "$BUILD/artifacts"
 status=0
-for name in body stream-query forwarded; do
+for name in body stream-query forwarded framing; do
   corpus="$BUILD/corpus/$name"
   mkdir -p "$corpus"
   cp -n Fuzz/seeds/$name/* "$corpus/" 2>/dev/null || true

@@ -27,8 +27,10 @@ public final class HTTPServer {
     var connections: [OpaquePointer: Connection] = [:]
     /// Open streams by id; their sockets belong to the stream workers.
     var streams: [Int: EventStream] = [:]
-    /// Bytes of request bodies being received now (see `reserveBody`).
-    var bufferedBodyBytes = 0
+    /// The budget for request bodies being received at once (`maxBufferedBodyBytes`).
+    let bodyBudget: BodyBudget
+    /// Bytes of request bodies being received now.
+    var bufferedBodyBytes: Int { bodyBudget.used }
     /// The per-client refusal log's rate gate (see `admitConnection`).
     var nextRefusalLog: UInt64 = 0
     var refusalsSinceLog = 0
@@ -68,6 +70,7 @@ public final class HTTPServer {
         self.configuration = configuration
         self.router = router
         self.logger = logger
+        bodyBudget = BodyBudget(limit: configuration.maxBufferedBodyBytes)
         scratch = evbuffer_new()
     }
 
