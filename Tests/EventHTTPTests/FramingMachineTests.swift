@@ -136,13 +136,23 @@ final class FramingMachineTests: XCTestCase {
     func testInPlaceOnlyForOneCleanHeadWithItsOwnBody() {
         func inPlace(_ text: String) -> Bool {
             var machine = FramingMachine(maxHeadBytes: 256, maxBodyBytes: 1000, budget: nil)
-            let all = bytes(text)
-            return all.withUnsafeBytes { machine.passInPlace(front: UnsafeRawBufferPointer(rebasing: $0.prefix(256)), length: all.count) }
+            let input = ByteQueue()
+            input.append(bytes(text))
+            return machine.passInPlace(input) != nil
         }
         XCTAssertTrue(inPlace("GET / HTTP/1.1\r\n\r\n"))
         XCTAssertTrue(inPlace("PUT / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab"))
         XCTAssertFalse(inPlace("PUT / HTTP/1.1\r\nContent-Length: 2\r\n\r\nabGET / HTTP/1.1\r\n\r\n"), "a second request behind it")
         XCTAssertFalse(inPlace("HEAD / HTTP/1.1\r\nContent-Length: 2\r\n\r\nab"), "a body libevent does not read")
         XCTAssertFalse(inPlace("GET / HTTP/1.1\nHost: h\n\n"), "a head to normalise")
+        var machine = FramingMachine(maxHeadBytes: 256, maxBodyBytes: 1000, budget: nil)
+        let input = ByteQueue()
+        input.append(bytes("PUT / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab"))
+        XCTAssertEqual(machine.passInPlace(input)?.deadline, .body, "the body's deadline starts with its head")
+        XCTAssertEqual(machine.phase.remainingBody, 3)
     }
+}
+
+private extension FramingMachine.Phase {
+    var remainingBody: Int? { if case .body(let remaining, _) = self { remaining } else { nil } }
 }

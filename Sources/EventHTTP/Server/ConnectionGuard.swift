@@ -114,11 +114,10 @@ final class ConnectionGuard {
         let length = evbuffer_get_length(input)
         // The usual keep-alive request: evhttp had read everything before, and the new bytes
         // are one clean head (with all or the start of its body): they stay where they are.
-        if length == count, machine.isBetweenHeads, admitted, evbuffer_get_length(pending) == 0,
-           let start = evbuffer_pullup(input, min(length, machine.maxHeadBytes)),
-           machine.passInPlace(front: UnsafeRawBufferPointer(start: start, count: min(length, machine.maxHeadBytes)),
-                               length: length) {
-            syncClock()
+        // (One access to the machine here: in debug builds each is a run-time exclusivity check.)
+        if length == count, admitted, evbuffer_get_length(pending) == 0,
+           let clock = machine.passInPlace(EvbufferInput(buffer: input)) {
+            if clock != machineClock { syncClock() }
             return
         }
         moving = true

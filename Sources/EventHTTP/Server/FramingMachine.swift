@@ -117,16 +117,19 @@ struct FramingMachine {
         }
     }
 
-    /// The fast path without moving a byte: when `length` bytes (`front` holds their start) are
-    /// one clean head followed only by body it announced and libevent reads, all of them may go
-    /// on where they lie. False (nothing changed): `step` frames them.
-    mutating func passInPlace(front: UnsafeRawBufferPointer, length: Int) -> Bool {
-        guard isBetweenHeads, let verdict = CleanHead.check(front, maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes) else { return false }
+    /// The fast path without moving a byte: when the whole of `input` is one clean head followed
+    /// only by body it announced and libevent reads, all of it may go on where it lies; returns
+    /// the clock afterwards. Nil (nothing changed): `step` frames the input.
+    mutating func passInPlace<Input: FramingInput>(_ input: Input) -> Clock? {
+        guard isBetweenHeads else { return nil }
+        let length = input.count
+        guard length > 0, let verdict = CleanHead.check(input.front(length < maxHeadBytes ? length : maxHeadBytes),
+                                                        maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes) else { return nil }
         let rest = length - verdict.count
-        if rest > 0, !verdict.bodyIsRead || rest > verdict.bodyLength { return false }
-        guard reserveFor(verdict) else { return false }
+        if rest > 0, !verdict.bodyIsRead || rest > verdict.bodyLength { return nil }
+        guard reserveFor(verdict) else { return nil }
         accept(verdict, bodyAlreadyPassed: rest)
-        return true
+        return clock
     }
 
     // MARK: Heads
