@@ -284,7 +284,7 @@ extension OpenAPIContract {
             ("properties", .map([
                 ("message", .map([
                     ("type", .string("string")),
-                    ("description", .string("Which failure: connection error, timeout, upstream status, body over 8 MiB, or not a JSON array of posts.")),
+                    ("description", .string("Which failure: connection error, timeout, upstream status, body over 8 MiB (reading stops there), a refused answer (a `Content-Encoding` other than identity, a redirect to another scheme, host or port or more than 8 redirects, a head over 64 KiB), or not a JSON array of posts.")),
                 ])),
                 ("upstreamStatus", .map([
                     ("type", .string("integer")),
