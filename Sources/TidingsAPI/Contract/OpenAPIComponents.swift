@@ -203,9 +203,13 @@ extension OpenAPIContract {
                     `preference` per key, one `things`, one `posts`), all with `id:` = the current revision, then
                     live changes. A stream only receives what it covers. Heartbeat: a comment `: keep-alive` every
                     `--heartbeat` seconds. A subscriber whose unsent output passes 1 MiB is cut off (it can
-                    resume with `Last-Event-ID`); so is one whose connection accepts nothing for four heartbeats
-                    while output waits (a client that stopped reading during its snapshot), except on a
-                    `conflate=true` stream. When the server has no room for another stream it answers `200`
+                    resume with `Last-Event-ID`); so is one that takes nothing off the wire for four heartbeats
+                    while output waits for it, in the server or in the socket's buffers (a client that stopped
+                    reading during its snapshot), except on a `conflate=true` stream. A snapshot, `reset` or
+                    replay page does not count against the 1 MiB, but has bounds of its own: one whose client has
+                    not taken it within 30 s plus one second per 64 KiB of it ends the stream, and so does
+                    catch-up output piling up past twice the largest snapshot (at least 1 MiB): the client
+                    resumes with `Last-Event-ID`. When the server has no room for another stream it answers `200`
                     with a jittered `retry:` of a few seconds and ends the stream at once.
 
                     """#)),
