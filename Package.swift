@@ -100,7 +100,11 @@ let package = Package(
             ],
             // The dashboard's HTML, CSS and JavaScript and the sample feed, read at start-up from
             // the bundle SwiftPM puts next to the executable (the Dockerfile copies it there too).
-            resources: [.process("Dashboard/Resources"), .process("Posts/Resources")],
+            // The contract's fixed part is compiled in (`PackageResources.openapi_base_yaml`).
+            resources: [
+                .process("Dashboard/Resources"), .process("Posts/Resources"),
+                .embedInCode("Contract/openapi.base.yaml"),
+            ],
             // The upstream feed client runs on libcurl (CCurl); a build with the static Swift
             // runtime (as in the container) links it explicitly.
             linkerSettings: [.linkedLibrary("curl", .when(platforms: [.linux]))]
@@ -146,7 +150,9 @@ let package = Package(
 
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "TestFixtures", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
-        .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore", "TestFixtures"]),
+        .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore", "TestFixtures", "store-crash-writer"]),
+        // The writer CrashRecoveryTests kills with SIGKILL mid-load (a program, not a test).
+        .executableTarget(name: "store-crash-writer", dependencies: ["TidingsStore"], path: "Tests/StoreCrashWriter"),
         .testTarget(name: "TidingsModelTests", dependencies: ["TidingsModel", "Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         // The API's logic in-process: the change path, the write pipeline; no binary, no port.
         .testTarget(name: "TidingsAPITests", dependencies: [
