@@ -9,8 +9,5 @@ static inline int tidings_deflate_init2(z_streamp stream, int level, int windowB
     return deflateInit2(stream, level, Z_DEFLATED, windowBits, memLevel, Z_DEFAULT_STRATEGY);
 }
 
-static inline int tidings_inflate_init2(z_streamp stream, int windowBits) {
-    return inflateInit2(stream, windowBits);
-}
 
 #endif

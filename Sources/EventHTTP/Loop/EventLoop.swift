@@ -45,11 +45,13 @@ public final class EventLoop: @unchecked Sendable {
     public init(batchesDescriptorChanges: Bool = true) throws {
         guard let base = Self.makeBase(batchesDescriptorChanges) else { throw EventHTTPError.libevent("event_base_new") }
         self.base = base
-        wakeDescriptor = tidings_eventfd_new()
-        guard wakeDescriptor >= 0 else {
+        // The cross-thread wake-up: an eventfd any thread may signal (a plain system call, so
+        // libevent itself needs no locking), drained by the loop before it runs the queued work.
+        guard let wakeDescriptor = try? syscall("eventfd", { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) }) else {
             event_base_free(base)
             throw EventHTTPError.libevent("eventfd")
         }
+        self.wakeDescriptor = wakeDescriptor
         guard let wake = event_new(base, wakeDescriptor, Int16(EV_READ | EV_PERSIST), { _, _, ctx in
             Unmanaged<EventLoop>.fromOpaque(ctx!).takeUnretainedValue().drainPending()
         }, nil) else {
@@ -89,11 +91,19 @@ public final class EventLoop: @unchecked Sendable {
             return $0.count == 1
         }
         // One wake-up covers the whole batch.
-        if first { tidings_eventfd_signal(wakeDescriptor) }
+        if first {
+            var one: UInt64 = 1
+            syscall("write eventfd", tolerating: "only when the counter is full: a wake-up is pending then") {
+                write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
+            }
+        }
     }
 
     private func drainPending() {
-        tidings_eventfd_drain(wakeDescriptor)
+        var count: UInt64 = 0
+        syscall("read eventfd", tolerating: "nothing to drain (EAGAIN): the batch runs anyway") {
+            read(wakeDescriptor, &count, MemoryLayout<UInt64>.size)
+        }
         let batch = pending.withLock {
             let batch = $0
             $0.removeAll(keepingCapacity: true)

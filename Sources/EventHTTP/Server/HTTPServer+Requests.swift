@@ -44,7 +44,7 @@ extension HTTPServer {
         let responder = Responder(server: self, connection: connection, rawRequest: raw, request: request)
         connection.current = responder
         inFlight += 1
-        if let problem = HostField.problem(version: tidings_request_version(raw), headers: request.headers) {
+        if let problem = HostField.problem(version: Self.version(of: raw), headers: request.headers) {
             responder.send(.problem(status: .badRequest, detail: problem))
             return
         }
@@ -63,6 +63,11 @@ extension HTTPServer {
                                         headers: [.retryAfter: "2", .connection: "close"])
         response.headers[.connection] = "close"
         write(response, to: raw, method: .get)
+    }
+
+    /// The request's HTTP version, major * 10 + minor (10 or 11).
+    static func version(of raw: RawRequest) -> Int32 {
+        Int32(raw.pointee.major) * 10 + Int32(raw.pointee.minor)
     }
 
     private static func target(of raw: RawRequest) -> String {

@@ -96,9 +96,7 @@ extension HTTPServer {
     private var responseDate: String {
         let now = time(nil)
         if now != dateCache.second {
-            var text = [CChar](repeating: 0, count: 32)
-            tidings_http_date(&text)
-            dateCache = (now, String(cString: text))
+            dateCache = (now, SocketCalls.httpDate())
         }
         return dateCache.text
     }

@@ -14,8 +14,11 @@ extension HTTPServer {
     }
 
     func startStreamWorkers() throws {
-        placeholderDescriptor = tidings_open_placeholder()
-        guard placeholderDescriptor >= 0 else { throw EventHTTPError.libevent("open /dev/null") }
+        do {
+            placeholderDescriptor = try SocketCalls.openPlaceholder()
+        } catch {
+            throw EventHTTPError.libevent("\(error)")
+        }
         let notices = StreamNotices(loop: loop, server: self)
         dispatch = try StreamDispatch(base: loop.base, count: streamWorkerCount, notices: notices,
                                       heartbeatInterval: configuration.heartbeatInterval, compression: streamCompression)
@@ -113,7 +116,7 @@ extension HTTPServer {
         while let below = bufferevent_get_underlying(chain[chain.count - 1]), chain.count < 8 { chain.append(below) }
         for level in chain { bufferevent_disable(level, Int16(EV_READ | EV_WRITE)) }
 
-        let chunked = tidings_request_version(raw) >= 11
+        let chunked = Self.version(of: raw) >= 11
         let id = nextStreamID
         nextStreamID += 1
         let workerIndex = dispatch.assign()
@@ -179,11 +182,14 @@ extension HTTPServer {
                 count = max(0, Int(evbuffer_copyout(output, storage.baseAddress, length)))
             }
         }
-        let owned = fd < 0 ? -1 : tidings_detach_socket(fd, placeholderDescriptor)
-        if owned < 0 {
+        let owned: Int32
+        do {
+            guard fd >= 0 else { throw SystemError(call: "bufferevent_getfd", code: EBADF) }
+            owned = try SocketCalls.detachSocket(fd, placeholder: placeholderDescriptor)
+        } catch {
             // Out of descriptors: answered as a full server answers (200, a `retry:`, the end),
             // through evhttp, which still holds the request; the worker drops the stream.
-            logger.warning("event stream not handed off: \(SystemError.last("detach socket"))")
+            logger.warning("event stream not handed off: \(error)")
             dispatch.enqueue(.socket(remote, fd: -1, prefix: []), to: worker)
             refuse()
             return
@@ -214,9 +220,7 @@ extension HTTPServer {
             guard !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 }) else { continue }
             text += "\(field.name.rawName): \(field.value)\r\n"
         }
-        var date = [CChar](repeating: 0, count: 32)
-        tidings_http_date(&date)
-        text += "Date: \(String(cString: date))\r\n"
+        text += "Date: \(SocketCalls.httpDate())\r\n"
         if chunked { text += "Transfer-Encoding: chunked\r\n" }
         text += "Connection: close\r\n\r\n"
         return Array(text.utf8)

@@ -83,7 +83,7 @@ final class WorkerStream: @unchecked Sendable {
     var isIdle: Bool { head == queue.count && !ending && !closed }
 
     /// Bytes still in the kernel's send queue (sent or not, not yet acknowledged by the client).
-    var kernelUnsent: Int { fd < 0 ? 0 : max(0, Int(tidings_socket_unsent_bytes(fd))) }
+    var kernelUnsent: Int { fd < 0 ? 0 : SocketCalls.unsentBytes(fd) }
 
     /// Bytes the client's side acknowledged so far: what it has taken off the wire.
     var takenByClient: UInt64 { sentTotal &- UInt64(kernelUnsent) }
@@ -109,7 +109,7 @@ final class WorkerStream: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         readEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { fd, _, context in
             let stream = Unmanaged<WorkerStream>.fromOpaque(context!).takeUnretainedValue()
-            if tidings_discard_input(fd) == 0 { stream.close(clean: false) }
+            if !SocketCalls.discardInput(fd) { stream.close(clean: false) }
         }, context)
         writeEvent = event_new(base, fd, Int16(EV_WRITE), { _, _, context in
             let stream = Unmanaged<WorkerStream>.fromOpaque(context!).takeUnretainedValue()
@@ -219,7 +219,7 @@ final class WorkerStream: @unchecked Sendable {
         let behind = behindBytes
         guard behind > 0 else { return false }
         if behind > bound { return true }
-        let kernel = fd < 0 ? 0 : max(0, Int(tidings_socket_unsent_bytes(fd)) - written)
+        let kernel = fd < 0 ? 0 : max(0, SocketCalls.unsentBytes(fd) - written)
         return behind + kernel > bound
     }
 
@@ -247,7 +247,7 @@ final class WorkerStream: @unchecked Sendable {
             let (pieces, requested) = gather()
             let sent: Int
             do {
-                sent = try syscall("sendmsg") { tidings_sendv(fd, worker.iov, Int32(pieces)) }
+                sent = try SocketCalls.send(fd, worker.iov, count: pieces)
             } catch {
                 if error.isTransient { armWrite(); return }
                 close(clean: false)
@@ -342,8 +342,8 @@ final class WorkerStream: @unchecked Sendable {
         if fd >= 0 {
             if clean {
                 // Unread input would turn close() into a reset that can destroy unsent output.
-                _ = tidings_discard_input(fd)
-                shutdown(fd, Int32(SHUT_WR))
+                _ = SocketCalls.discardInput(fd)   // whether the peer is gone: the close is the same
+                syscall("shutdown", tolerating: "the close below ends the stream anyway") { shutdown(fd, Int32(SHUT_WR)) }
             }
             Foundation.close(fd)
         }
