@@ -46,3 +46,8 @@ func syscall<Result: SignedInteger>(_ call: StaticString, tolerating reason: Sta
     let result = body()
     return result < 0 ? SystemError.last("\(call)") : nil
 }
+
+/// The same for a result already in hand, on the request path: the failure is tolerated, so
+/// nothing is read; transparent, so not even a debug build pays a call for it per header.
+@_transparent
+func syscall(_ call: StaticString, tolerating reason: StaticString, result: Int32) {}

@@ -167,9 +167,8 @@ final class ConnectionGuard {
     private func add(_ bytes: [UInt8], to destination: OpaquePointer) {
         guard !bytes.isEmpty else { return }
         bytes.withUnsafeBytes { bytes in
-            syscall("evbuffer_add", tolerating: "out of memory: evhttp never sees the request, and the connection times out") {
-                evbuffer_add(destination, bytes.baseAddress, bytes.count)
-            }
+            syscall("evbuffer_add", tolerating: "out of memory: evhttp never sees the request, and the connection times out",
+                    result: evbuffer_add(destination, bytes.baseAddress, bytes.count))
         }
     }
 
