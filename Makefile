@@ -121,17 +121,21 @@ http-test: deps
 	@if [ -z "$$TIDINGS_BIN" ]; then $(SWIFT) build --product tidings || exit 1; fi
 	python3 -m pytest -v -p no:cacheprovider Tests/http
 
-# Contract and container checks that need no server: openapi.yaml is valid OpenAPI 3.1 (that it is
-# what the server generates is held by an end-to-end test; regenerate with scripts/write-openapi.sh),
+# Contract and container checks that need no server: the contract's fixed part
+# (Sources/TidingsAPI/Contract/openapi.base.yaml) passes yamllint (scripts/yamllint.yaml),
+# openapi.yaml is valid OpenAPI 3.1 (that it is what the server generates is held by an end-to-end
+# test and scripts/write-openapi.sh --check; regenerate with scripts/write-openapi.sh),
 # the Dockerfile passes hadolint and our container rules, the runtime-library check still detects a
 # missing package, and deploy/ (the compose file parses, the nginx configuration passes nginx -t);
 # the dashboard's HTML, CSS and JavaScript (scripts/lint-dashboard.sh, node --check for the script).
 lint: test-deps
 	@command -v openapi-spec-validator >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check 'openapi-spec-validator>=0.7'
+	@command -v yamllint >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check 'yamllint>=1.35'
 	@if ! command -v node >/dev/null; then \
 	  echo "installing: nodejs"; \
 	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs) || exit 1; \
 	fi
+	yamllint -c scripts/yamllint.yaml Sources/TidingsAPI/Contract/openapi.base.yaml
 	openapi-spec-validator openapi.yaml
 	scripts/check-public-docs.py
 	scripts/lint-dashboard.sh

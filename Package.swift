@@ -100,7 +100,11 @@ let package = Package(
             ],
             // The dashboard's HTML, CSS and JavaScript and the sample feed, read at start-up from
             // the bundle SwiftPM puts next to the executable (the Dockerfile copies it there too).
-            resources: [.process("Dashboard/Resources"), .process("Posts/Resources")],
+            // The contract's fixed part is compiled in (`PackageResources.openapi_base_yaml`).
+            resources: [
+                .process("Dashboard/Resources"), .process("Posts/Resources"),
+                .embedInCode("Contract/openapi.base.yaml"),
+            ],
             // The upstream feed client runs on libcurl (CCurl); a build with the static Swift
             // runtime (as in the container) links it explicitly.
             linkerSettings: [.linkedLibrary("curl", .when(platforms: [.linux]))]

@@ -120,7 +120,10 @@ extension HTTPServer {
         // gzip when the response filters said so (`HTTPCaching`: the request accepts it).
         let gzip = head.headers.first(.contentEncoding) == "gzip"
         let remote = WorkerStream(id: id, chunked: chunked, conflates: conflate,
-                                  bound: configuration.maxUnsentBytesPerStream, gzip: gzip, worker: dispatch.workers[workerIndex])
+                                  bound: configuration.maxUnsentBytesPerStream, gzip: gzip,
+                                  catchUpDeadline: configuration.catchUpDeadline,
+                                  catchUpBytesPerSecond: configuration.catchUpMinimumBytesPerSecond,
+                                  worker: dispatch.workers[workerIndex])
         let stream = EventStream(id: id, workerIndex: workerIndex, remote: remote, server: self,
                                  keyOf: conflate ? keyOf : nil)
         streams[id] = stream

@@ -83,11 +83,14 @@ public final class EventStream: @unchecked Sendable {
 
     /// Writes `chunks` as the client drains them: they never count against the unsent bound,
     /// so a large snapshot or replay never trips it by itself; `send`s made meanwhile follow,
-    /// in order. `completion` runs (on the loop thread) once the last chunk was handed to the
+    /// in order. They have a bound and a deadline of their own (`CatchUpBound`): a client that
+    /// lets paced output pile up past twice the largest batch, or takes longer than the
+    /// configured `catchUpDeadline` (plus a second per `catchUpMinimumBytesPerSecond`), is closed. `completion` runs (on the loop thread) once the last chunk was handed to the
     /// kernel; not at all if the stream closes first.
     public func sendPaced(_ chunks: [[UInt8]], completion: (() -> Void)? = nil) {
         server?.loop.checkConfined("EventStream.sendPaced")
         guard isOpen, !endRequested, let dispatch = server?.dispatch else { return }
+        dispatch.enqueue(.paced(remote, bytes: chunks.reduce(0) { $0 + $1.count }), to: workerIndex)
         for chunk in chunks where !chunk.isEmpty {
             dispatch.enqueue(.frame(remote, chunk, key: nil, live: false), to: workerIndex)
         }

@@ -10,6 +10,8 @@ enum WorkerCommand: Sendable {
     /// Queue one frame. `live` frames count against the slow-consumer bound; catch-up
     /// (paced) frames do not. `key` is the conflation key on a conflating stream.
     case frame(WorkerStream, [UInt8], key: String?, live: Bool)
+    /// The next paced frames (`EventStream.sendPaced`) are one batch of `bytes` (see `CatchUpBound`).
+    case paced(WorkerStream, bytes: Int)
     /// Report `marker` back to the loop once everything queued before it reached the kernel.
     case marker(WorkerStream, Int)
     /// End the response after everything queued, then close the socket.
