@@ -38,7 +38,9 @@ extension ConnectionGuard {
         bufferevent_getcb(filter, nil, nil, nil, &evcon)
         if let evcon { server.watchClose(OpaquePointer(evcon)) }
         var on: Int32 = 1
-        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        syscall("setsockopt TCP_NODELAY", tolerating: "it only lowers latency") {
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
         let peer = Self.peerAddress(fd) ?? "unknown"
         address = peer
         isTrustedProxy = server.configuration.trustedProxies.contains(peer)
@@ -69,24 +71,26 @@ extension ConnectionGuard {
         } == 0
         guard ok else { return nil }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let written: Bool
         switch Int32(storage.ss_family) {
         case AF_INET:
-            withUnsafePointer(to: &storage) {
+            written = withUnsafePointer(to: &storage) {
                 $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
                     var raw = address.pointee.sin_addr
-                    _ = inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
+                    return inet_ntop(AF_INET, &raw, &text, socklen_t(text.count)) != nil
                 }
             }
         case AF_INET6:
-            withUnsafePointer(to: &storage) {
+            written = withUnsafePointer(to: &storage) {
                 $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
                     var raw = address.pointee.sin6_addr
-                    _ = inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
+                    return inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count)) != nil
                 }
             }
         default:
             return nil
         }
+        guard written else { return nil }
         let result = String(decoding: text.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return result.hasPrefix("::ffff:") ? String(result.dropFirst(7)) : result
     }

@@ -84,7 +84,11 @@ extension ConnectionGuard {
                 var left = remaining
                 while left > 0 {
                     let piece = min(left, Self.zeros.count)
-                    Self.zeros.withUnsafeBytes { _ = evbuffer_add(input, $0.baseAddress, piece) }
+                    Self.zeros.withUnsafeBytes { zeros in
+                        syscall("evbuffer_add", tolerating: "out of memory: the connection times out instead") {
+                            evbuffer_add(input, zeros.baseAddress, piece)
+                        }
+                    }
                     left -= piece
                 }
             }
@@ -112,7 +116,11 @@ extension ConnectionGuard {
         // Nor while an earlier answer is still being written: the line must not pass it.
         guard evbuffer_get_length(output) == 0 else { return }
         let line = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
-        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        line.withUnsafeBytes { line in
+            syscall("send", tolerating: "without the interim answer the client sends its body after its own wait") {
+                send(fd, line.baseAddress, line.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+        }
     }
 }
 

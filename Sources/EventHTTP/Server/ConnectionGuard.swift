@@ -166,7 +166,11 @@ final class ConnectionGuard {
 
     private func add(_ bytes: [UInt8], to destination: OpaquePointer) {
         guard !bytes.isEmpty else { return }
-        bytes.withUnsafeBytes { _ = evbuffer_add(destination, $0.baseAddress, $0.count) }
+        bytes.withUnsafeBytes { bytes in
+            syscall("evbuffer_add", tolerating: "out of memory: evhttp never sees the request, and the connection times out") {
+                evbuffer_add(destination, bytes.baseAddress, bytes.count)
+            }
+        }
     }
 
     // MARK: Refusals

@@ -112,7 +112,10 @@ extension HTTPServer {
         if limit.rlim_cur < limit.rlim_max {
             let wanted = limit.rlim_max
             limit.rlim_cur = wanted
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 { _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) }
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 {
+                // Re-read what is in force; if even that fails, the limit read above stands.
+                syscall("getrlimit", tolerating: "the limit read above stands") { getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) }
+            }
         }
         return limit.rlim_cur > rlim_t(Int32.max) ? Int(Int32.max) : Int(limit.rlim_cur)
     }

@@ -50,18 +50,28 @@ extension HTTPServer {
             if !hasDate, field.name == .date { hasDate = true }
         }
         // evhttp formats Date for every response; the same text serves a whole second.
-        if !hasDate { _ = responseDate.withCString { evhttp_add_header(output, "Date", $0) } }
+        if !hasDate {
+            responseDate.withCString { date in
+                syscall("evhttp_add_header", tolerating: "the date is ours; only out of memory") { evhttp_add_header(output, "Date", date) }
+            }
+        }
         let status = response.status
         let hasNoBody = status.forbidsBody
         if method == .head {
             if !hasNoBody && !response.headers.contains(.contentLength) {
-                _ = evhttp_add_header(output, "Content-Length", String(response.body.count))
+                syscall("evhttp_add_header", tolerating: "the length is ours; only out of memory") {
+                    evhttp_add_header(output, "Content-Length", String(response.body.count))
+                }
             }
             status.phrase.withCString { evhttp_send_reply(raw, Int32(status.code), $0, nil) }
             return
         }
         if !hasNoBody && !response.body.isEmpty {
-            response.body.withUnsafeBytes { _ = evbuffer_add(scratch, $0.baseAddress, $0.count) }
+            response.body.withUnsafeBytes { body in
+                syscall("evbuffer_add", tolerating: "out of memory: the answer goes out short and the client sees it") {
+                    evbuffer_add(scratch, body.baseAddress, body.count)
+                }
+            }
             status.phrase.withCString { evhttp_send_reply(raw, Int32(status.code), $0, scratch) }
             evbuffer_drain(scratch, evbuffer_get_length(scratch))
         } else {
@@ -74,7 +84,11 @@ extension HTTPServer {
         // withCString: the implicit String-to-pointer conversion allocates a copy per argument
         // (utf8CString), several per response.
         field.name.rawName.withCString { name in
-            field.value.withCString { value in _ = evhttp_add_header(output, name, value) }
+            field.value.withCString { value in
+                syscall("evhttp_add_header", tolerating: "a value with CR or LF is refused, so none can split the head") {
+                    evhttp_add_header(output, name, value)
+                }
+            }
         }
     }
 

@@ -3,7 +3,8 @@ import HTTPTypes
 /// An open Server-Sent-Events response. Obtain one from `Responder.startEventStream()`.
 ///
 /// Loop-thread confined: call every member on the loop thread (the main actor when the loop
-/// runs on the main thread). `Sendable` only so loop-thread code can carry it across `await`s.
+/// runs on the main thread). `@unchecked Sendable` only so loop-thread code can carry it across
+/// `await`s; the members check the confinement (`EventLoop.checkConfined`).
 ///
 /// The stream's socket belongs to a stream worker (a thread with its own event base): this
 /// object only forwards pre-encoded frames to it, in order. Frames are shared, never copied per

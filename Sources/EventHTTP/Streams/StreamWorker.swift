@@ -7,7 +7,8 @@ import Foundation
 /// worker's `EventLoop.execute` (a locked FIFO plus an eventfd wake-up), so each stream sees its
 /// commands in the loop's order. Everything else — the streams, their sockets, queues and
 /// events, the heartbeat — belongs to the worker's thread. `@unchecked Sendable` for that
-/// reason: other threads only call `post` and `stopAndJoin`, which go through `loop.execute`.
+/// reason: other threads only call `post` and `stopAndJoin`, which go through `loop.execute`;
+/// the members that touch the worker's state check it (`loop.checkConfined`).
 final class StreamWorker: @unchecked Sendable {
     /// iovecs per `sendmsg` (well under IOV_MAX).
     static let maxPieces = 192

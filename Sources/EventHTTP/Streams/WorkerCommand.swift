@@ -27,9 +27,11 @@ enum WorkerCommand: Sendable {
 
 /// What a worker tells the loop thread. Posted through the loop's `execute` (a locked FIFO and
 /// an eventfd wake-up), handled on the loop thread only.
+///
+/// `@unchecked Sendable` (a weak reference is a `var` to the compiler): `server` is set once in
+/// init and only dereferenced inside closures that run on `loop`'s thread (a precondition in
+/// each); workers only call the posting methods.
 final class StreamNotices: @unchecked Sendable {
-    // @unchecked: `server` is set once in init and only dereferenced inside closures that run
-    // on `loop`'s thread (checked below); workers only call `post`.
     private let loop: EventLoop
     private weak let server: HTTPServer?
 

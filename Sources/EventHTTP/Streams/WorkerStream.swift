@@ -4,7 +4,8 @@ import Foundation
 /// One event stream's socket and output queue, owned by a `StreamWorker`.
 ///
 /// `@unchecked Sendable` because the loop thread creates it and then only carries the reference
-/// inside `WorkerCommand`s; every mutable member is touched on its worker's thread alone.
+/// inside `WorkerCommand`s; every mutable member is touched on its worker's thread alone
+/// (checked: `worker.loop.checkConfined` in each member that does).
 ///
 /// Frames are the loop's shared `[UInt8]` arrays (reference-counted, never copied per stream).
 /// Chunked framing (HTTP/1.1) is added at write time as separate iovecs, and everything queued
