@@ -62,10 +62,7 @@ extension Database {
             if changesCount == 0 { throw StoreError.thingNotFound(thing) }
             kind = .things(op: .remove, thing: thing, list: try thingList())
         case let .replaceThings(things):
-            var seen = Set<String>()
-            for thing in things where !seen.insert(thing).inserted {
-                throw StoreError.duplicateThing(thing)
-            }
+            if let repeated = things.firstRepeatedEntry { throw StoreError.duplicateThing(repeated) }
             let current = try thingList()
             if current.elementsEqual(things, by: { $0.utf8.elementsEqual($1.utf8) }) { return nil }
             before = ChangeRow.listJSON(current)
@@ -127,6 +124,7 @@ extension Database {
     /// and when the counter is below `revision`: the database went back (a restore, a failover
     /// that lost commits), so what the reader applied is not this database's history.
     func readChanges(after revision: UInt64, limit: Int) throws -> [Change] {
+        guard limit > 0 else { return [] }
         let current = try storedRevision()
         if current < revision { throw StoreError.changesPruned(oldestAvailable: current + 1) }
         guard current > revision else { return [] }
@@ -137,7 +135,7 @@ extension Database {
         }
         return try Row.fetchAll(
             cachedStatement(sql: "SELECT \(Self.changeColumns) FROM change WHERE revision > ? ORDER BY revision LIMIT ?"),
-            arguments: [Int64(revision), max(limit, 1)]
+            arguments: [Int64(revision), limit]
         ).map(Self.change)
     }
 

@@ -23,7 +23,7 @@ final class DatabaseRestoreTests: XCTestCase {
         _ = try cluster.psql(Self.tables.map { "CREATE TABLE backup_\($0) AS TABLE \($0);" }.joined(separator: " "))
         for value in 13..<33 { XCTAssertEqual(try a.put("age", value).status, 200) }
         let newer = try a.currentRevision()
-        XCTAssertTrue(b.eventually(timeout: 5) { (try? b.currentRevision()) == newer })
+        XCTAssertTrue(eventually(within: 5) { (try? b.currentRevision()) == newer })
         let stream = try b.openEventStream("/preferences/age/events")
         XCTAssertEqual(try stream.nextEvent().value?["value"], 32)
 
@@ -40,7 +40,7 @@ final class DatabaseRestoreTests: XCTestCase {
         XCTAssertEqual(onA.value?["value"], 4242)
         XCTAssertEqual(onA.revisionHeader, backedUp + 1)
         // B notices too (the write's notification makes it read; its counter is below B's).
-        XCTAssertTrue(b.eventually(timeout: 5) { (try? b.get("/preferences/age").value?["value"]) == 4242 },
+        XCTAssertTrue(eventually(within: 5) { (try? b.get("/preferences/age").value?["value"]) == 4242 },
                       "B still shows \(String(describing: try? b.get("/preferences/age").text))")
         XCTAssertEqual(try b.currentRevision(), backedUp + 1)
         // B's stream was told to start over, then shows the database's value.
@@ -54,6 +54,6 @@ final class DatabaseRestoreTests: XCTestCase {
         XCTAssertTrue(names.contains("reset"), "events after the restore: \(names)")
         // And both go on from there.
         XCTAssertEqual(try b.put("age", 7).value?["revision"]?.intValue, Int(backedUp) + 2)
-        XCTAssertTrue(a.eventually(timeout: 5) { (try? a.get("/preferences/age").value?["value"]) == 7 })
+        XCTAssertTrue(eventually(within: 5) { (try? a.get("/preferences/age").value?["value"]) == 7 })
     }
 }

@@ -147,8 +147,9 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
 
     public func changes(after revision: UInt64, limit: Int) async throws -> [Change] {
         guard limit > 0 else { return [] }
-        guard revision < UInt64(Int64.max) else { return [] }
-        let after = Int64(revision)
+        // A revision beyond bigint is beyond the counter: the rows' check below says
+        // changesPruned (reload), as SQLite does.
+        let after = Int64(clamping: revision)
         let rows = try await withConnection(reader) { [logger] connection in
             // One statement, so the counter, the oldest row and the rows come from one snapshot.
             try await connection.query("""
