@@ -8,7 +8,8 @@ final class PostgresStoreBasicsTests: PostgresTestCase {
     func testCommitSnapshotAndChangesRoundTrip() async throws {
         let store = try await makeStore(try makeDatabase())
         let empty = try await store.loadSnapshot()
-        XCTAssertEqual(empty, StoreSnapshot(revision: 0, preferences: [:], things: [], thingsRevision: 0))
+        XCTAssertEqual(empty, StoreSnapshot(revision: 0, preferences: [:], things: [], thingsRevision: 0, identity: empty.identity))
+        XCTAssertNotNil(empty.identity)
 
         var committed: [Change] = []
         committed += try await store.commit(StoreWrite([set("theme", #""dark""#), set("size", "12", default: "10")]))
