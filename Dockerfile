@@ -48,7 +48,7 @@ FROM ${RUNTIME_IMAGE} AS runtime
 #   libsqlite3-0                             the embedded store (GRDB)
 #   zlib1g                                   gzip answers and event streams (already in the base image)
 #   libbrotli1                               br answers
-#   libcurl4                                 Foundation's networking (upstream feed); no libxml2:
+#   libcurl4                                 the upstream feed's client (CCurl); no libxml2:
 #                                            nothing linked needs it (it would pull ICU, ~38 MB)
 #   libstdc++6                               the C++ runtime the static Swift runtime loads (libxml2
 #                                            used to bring it in through ICU)

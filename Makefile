@@ -6,6 +6,9 @@ APT_PACKAGES := libevent-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev libb
 # What the tests start for real: a throwaway PostgreSQL cluster and nginx as the load balancer.
 TEST_APT_PACKAGES := postgresql nginx prometheus
 BIN_RELEASE := .build/release/tidings
+# Every Python package a suite uses, pinned where the suite pins it.
+TEST_PIP := selenium==4.38.0 pytest pyyaml "openapi-spec-validator>=0.7" openfeature-sdk==0.10.0 \
+  openfeature-provider-ofrep==0.3.0 redbot==2.7.1 httpx-sse==0.4.3 httpx "schemathesis>=4.32,<5"
 
 .PHONY: run test build release deps bench clean lint contract-test ofrep-test http-test
 
@@ -36,18 +39,28 @@ release: deps
 run: release
 	$(BIN_RELEASE)
 
-# Everything: unit and end-to-end tests (real server, real sockets, real SQLite), the contract
-# and container lint, the dashboard in a real browser, and schemathesis against the release binary.
-test: deps test-deps
+# Everything, on one debug build: unit and end-to-end tests (real server, real sockets, real SQLite,
+# PostgreSQL and nginx), the fuzz targets for a minute each, the contract and container lint, the
+# dashboard in a real browser, the OpenFeature SDK, REDbot, deploy/ as shipped under 8,000 streams,
+# and schemathesis three times. scripts/run-tests.py runs these side by side (each XCTest class is
+# a job; the ones that measure time, CPU or memory run alone) and prints each job's time; logs land
+# in .build/test-logs/. The static release build the image ships is `make contract-test`.
+test: deps test-deps test-tools
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
-	FUZZ_SECONDS=60 Fuzz/run.sh
-	$(MAKE) --no-print-directory lint
-	$(MAKE) --no-print-directory browser-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
-	$(MAKE) --no-print-directory ofrep-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
-	$(MAKE) --no-print-directory http-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
-	$(MAKE) --no-print-directory deploy-test TIDINGS_BIN=$(CURDIR)/.build/debug/tidings
-	$(MAKE) --no-print-directory contract-test
+	scripts/run-tests.py
+
+# The Python packages and browser the suites drive, installed once before the suites start side by side.
+.PHONY: test-tools
+test-tools:
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null || ! command -v node >/dev/null; then \
+	  echo "installing: chromium chromium-driver nodejs"; \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver nodejs) || exit 1; \
+	fi
+	@if ! python3 -c 'import sys, pytest, yaml, selenium, openapi_spec_validator, httpx, httpx_sse; from importlib.metadata import version as v; sys.exit(selenium.__version__ != "4.38.0" or v("openfeature-sdk") != "0.10.0" or v("openfeature-provider-ofrep") != "0.3.0" or v("redbot") != "2.7.1" or v("httpx-sse") != "0.4.3" or not v("schemathesis").startswith("4."))' 2>/dev/null; then \
+	  echo "installing: $(TEST_PIP)"; \
+	  python3 -m pip install -q $(TEST_PIP) \
+	    || python3 -m pip install -q --break-system-packages $(TEST_PIP) || exit 1; \
+	fi
 
 clean:
 	rm -rf .build
@@ -108,17 +121,21 @@ http-test: deps
 	@if [ -z "$$TIDINGS_BIN" ]; then $(SWIFT) build --product tidings || exit 1; fi
 	python3 -m pytest -v -p no:cacheprovider Tests/http
 
-# Contract and container checks that need no server: openapi.yaml is valid OpenAPI 3.1 (that it is
-# what the server generates is held by an end-to-end test; regenerate with scripts/write-openapi.sh),
+# Contract and container checks that need no server: the contract's fixed part
+# (Sources/TidingsAPI/Contract/openapi.base.yaml) passes yamllint (scripts/yamllint.yaml),
+# openapi.yaml is valid OpenAPI 3.1 (that it is what the server generates is held by an end-to-end
+# test and scripts/write-openapi.sh --check; regenerate with scripts/write-openapi.sh),
 # the Dockerfile passes hadolint and our container rules, the runtime-library check still detects a
 # missing package, and deploy/ (the compose file parses, the nginx configuration passes nginx -t);
 # the dashboard's HTML, CSS and JavaScript (scripts/lint-dashboard.sh, node --check for the script).
 lint: test-deps
 	@command -v openapi-spec-validator >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check 'openapi-spec-validator>=0.7'
+	@command -v yamllint >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check 'yamllint>=1.35'
 	@if ! command -v node >/dev/null; then \
 	  echo "installing: nodejs"; \
 	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs) || exit 1; \
 	fi
+	yamllint -c scripts/yamllint.yaml Sources/TidingsAPI/Contract/openapi.base.yaml
 	openapi-spec-validator openapi.yaml
 	scripts/check-public-docs.py
 	scripts/lint-dashboard.sh

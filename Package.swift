@@ -51,6 +51,12 @@ let package = Package(
             pkgConfig: "libbrotlienc",
             providers: [.apt(["libbrotli-dev"])]
         ),
+        // C: the system libcurl (the posts feed's upstream client); one shim header.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         // Swift over evhttp. No domain words.
         .target(
             name: "EventHTTP",
@@ -85,7 +91,7 @@ let package = Package(
         .target(
             name: "TidingsAPI",
             dependencies: [
-                "EventHTTP", "Observing", "TidingsModel", "TidingsStore",
+                "EventHTTP", "Observing", "TidingsModel", "TidingsStore", "CCurl",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "Logging", package: "swift-log"),
@@ -94,9 +100,13 @@ let package = Package(
             ],
             // The dashboard's HTML, CSS and JavaScript and the sample feed, read at start-up from
             // the bundle SwiftPM puts next to the executable (the Dockerfile copies it there too).
-            resources: [.process("Dashboard/Resources"), .process("Posts/Resources")],
-            // FoundationNetworking (the upstream feed client) runs on libcurl; a build with the
-            // static Swift runtime (as in the container) must link it explicitly.
+            // The contract's fixed part is compiled in (`PackageResources.openapi_base_yaml`).
+            resources: [
+                .process("Dashboard/Resources"), .process("Posts/Resources"),
+                .embedInCode("Contract/openapi.base.yaml"),
+            ],
+            // The upstream feed client runs on libcurl (CCurl); a build with the static Swift
+            // runtime (as in the container) links it explicitly.
             linkerSettings: [.linkedLibrary("curl", .when(platforms: [.linux]))]
         ),
         // The executable: configuration, logging, signals, wiring.
@@ -140,7 +150,9 @@ let package = Package(
 
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "TestFixtures", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
-        .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore", "TestFixtures"]),
+        .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore", "TestFixtures", "store-crash-writer"]),
+        // The writer CrashRecoveryTests kills with SIGKILL mid-load (a program, not a test).
+        .executableTarget(name: "store-crash-writer", dependencies: ["TidingsStore"], path: "Tests/StoreCrashWriter"),
         .testTarget(name: "TidingsModelTests", dependencies: ["TidingsModel", "Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         // The API's logic in-process: the change path, the write pipeline; no binary, no port.
         .testTarget(name: "TidingsAPITests", dependencies: [

@@ -52,7 +52,7 @@ private func framing(_ input: [UInt8]) {
     case .failure(let refusal):
         precondition([400, 413, 417, 431, 501, 505].contains(refusal.status), "unexpected \(refusal.status)")
     }
-    _ = ConnectionGuard.endOfHead(input, from: 0)
+    _ = FramingMachine.endOfHead(input, from: 0)
 }
 
 @MainActor private func body(_ input: [UInt8]) {

@@ -4,13 +4,26 @@
 # instrumentation) into .build/fuzz; each harness in Fuzz/ is linked against those objects.
 # A crash leaves its input in .build/fuzz/artifacts/ and fails the run; turn it into a test
 # next to the unit tests of the code that crashed (e.g. Tests/EventHTTPTests/RequestFramingTests.swift).
+#
+#   Fuzz/run.sh                 build, then run every target for FUZZ_SECONDS each
+#   Fuzz/run.sh --list          the target names
+#   Fuzz/run.sh --build-only    build and link every target
+#   Fuzz/run.sh --run NAME      run one built target (scripts/run-tests.py runs them side by side)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 BUILD=.build/fuzz
 D=$BUILD/debug
-swift build --build-path "$BUILD" --sanitize=fuzzer --target TidingsModel
-swift build --build-path "$BUILD" --sanitize=fuzzer --target EventHTTP
+
+# name → harness files (and any single source file it needs beyond the built modules)
+declare -A HARNESS=(
+  [body]="Fuzz/BodyFuzz.swift"
+  [stream-query]="Fuzz/StreamQueryFuzz.swift Sources/TidingsAPI/Streams/ResumePoint.swift"
+  [forwarded]="Fuzz/ForwardedFuzz.swift"
+  [yaml]="Fuzz/YAMLFuzz.swift Sources/TidingsAPI/Contract/YAMLParser.swift Sources/TidingsAPI/Contract/YAMLNode.swift Sources/TidingsAPI/Contract/YAMLEmitter.swift"
+  [framing]="Fuzz/FramingFuzz.swift Tests/EventHTTPTests/Support/FramingDriver.swift"
+)
+TARGETS=(body stream-query forwarded yaml framing)
 
 objects() { for target in "$@"; do ls "$D/$target.build/"*.o; done; }
 link() { # name, harness files...
@@ -22,23 +35,36 @@ link() { # name, harness files...
     "$@" $(objects EventHTTP Observing TidingsModel HTTPTypes OpenCombine COpenCombineHelpers Logging) \
     -levent -levent_pthreads -lz -lbrotlienc -lbrotlidec -lstdc++ -o "$BUILD/$name"
 }
-link body-fuzzer Fuzz/BodyFuzz.swift
-link stream-query-fuzzer Fuzz/StreamQueryFuzz.swift Sources/TidingsAPI/Streams/ResumePoint.swift
-link forwarded-fuzzer Fuzz/ForwardedFuzz.swift
+build() {
+  swift build --build-path "$BUILD" --sanitize=fuzzer --target TidingsModel
+  swift build --build-path "$BUILD" --sanitize=fuzzer --target EventHTTP
+  local name
+  # shellcheck disable=SC2086
+  for name in "${TARGETS[@]}"; do link "$name-fuzzer" ${HARNESS[$name]}; done
+}
 
-mkdir -p "$BUILD/artifacts"
-status=0
-for name in body stream-query forwarded; do
-  corpus="$BUILD/corpus/$name"
-  mkdir -p "$corpus"
+fuzz() { # name: runs it for SECONDS_EACH; a crash or leak fails
+  local name=$1 corpus="$BUILD/corpus/$1"
+  [ -n "${HARNESS[$name]:-}" ] || { echo "no fuzz target $name (Fuzz/run.sh --list)" >&2; return 2; }
+  mkdir -p "$corpus" "$BUILD/artifacts"
   cp -n Fuzz/seeds/$name/* "$corpus/" 2>/dev/null || true
   echo "fuzzing $name for ${SECONDS_EACH}s"
   if ! "$BUILD/$name-fuzzer" -max_total_time="$SECONDS_EACH" -max_len=4096 -timeout=5 -rss_limit_mb=2048 \
        -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$name-" "$corpus" 2>"$BUILD/$name.log"; then
     tail -40 "$BUILD/$name.log"
-    status=1
-  else
-    grep -E "^stat::(number_of_executed_units|new_units_added|peak_rss_mb)" "$BUILD/$name.log" || true
+    return 1
   fi
-done
-exit $status
+  grep -E "^stat::(number_of_executed_units|new_units_added|peak_rss_mb)" "$BUILD/$name.log" || true
+}
+
+case "${1:-}" in
+  --list) printf '%s\n' "${TARGETS[@]}" ;;
+  --build-only) build ;;
+  --run) fuzz "$2" ;;
+  "")
+    build
+    status=0
+    for name in "${TARGETS[@]}"; do fuzz "$name" || status=1; done
+    exit $status ;;
+  *) echo "usage: Fuzz/run.sh [--list | --build-only | --run NAME]" >&2; exit 2 ;;
+esac

@@ -7,8 +7,14 @@
 #
 #   scripts/check-runtime-libs.sh [BINARY] [DOCKERFILE]   default .build/release/tidings Dockerfile
 #   scripts/check-runtime-libs.sh --self-test             shows the check fails when a package is missing
+#   scripts/check-runtime-libs.sh --toolchain-ok BINARY [DOCKERFILE]
+#       for a binary linked against the toolchain's shared Swift runtime (the debug build `make test`
+#       builds): the toolchain's own libraries are skipped, as --static-swift-stdlib links them into
+#       the image's binary, and every system library they load is checked like the binary's own
+#       (ldd lists them). The release and debug builds load the same system libraries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+TOOLCHAIN=""   # set by --toolchain-ok: libraries under it are skipped
 
 runtime_packages() { # the package names of the apt-get install inside the RUNTIME-PACKAGES block
   sed -n '/RUNTIME-PACKAGES-BEGIN/,/RUNTIME-PACKAGES-END/p' "$1" \
@@ -58,6 +64,7 @@ check() { # BINARY DOCKERFILE
   libs=$(ldd "$bin" | awk '/=>/ && $3 ~ /^\// {print $3} /^\s*\/[^ ]+ \(/ {print $1}' | sort -u)
   local lib pkg needed=""
   for lib in $libs; do
+    if [ -n "$TOOLCHAIN" ] && [[ "$(readlink -f "$lib")" == "$TOOLCHAIN"/* ]]; then continue; fi
     if ! pkg=$(owner_of "$lib"); then
       echo "check-runtime-libs: $lib belongs to no Debian package: link it statically or ship it" >&2
       status=1; continue
@@ -86,4 +93,9 @@ if [ "${1:-}" = "--self-test" ]; then
   exit "$ok"
 fi
 
+if [ "${1:-}" = "--toolchain-ok" ]; then
+  shift
+  TOOLCHAIN=$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")
+  [ -n "${1:-}" ] || { echo "check-runtime-libs: --toolchain-ok needs a BINARY" >&2; exit 2; }
+fi
 check "${1:-.build/release/tidings}" "${2:-Dockerfile}"

@@ -50,18 +50,6 @@ static inline int tidings_socket_unsent_bytes(int fd) {
     return pending;
 }
 
-// Whether the peer of a connected socket has closed or reset it, without consuming data:
-// 1 closed/reset, 0 open and quiet (or has data waiting), -1 unknown error.
-static inline int tidings_socket_peer_closed(int fd) {
-    char byte;
-    ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n == 0) return 1;
-    if (n > 0) return 0;
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
-    if (errno == ECONNRESET || errno == ENOTCONN || errno == EPIPE) return 1;
-    return -1;
-}
-
 static inline int tidings_errno(void) { return errno; }
 
 // The loop's cross-thread wake-up: an eventfd any thread may signal (a plain syscall, so
@@ -69,23 +57,6 @@ static inline int tidings_errno(void) { return errno; }
 static inline int tidings_eventfd_new(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 static inline void tidings_eventfd_signal(int fd) { uint64_t one = 1; (void)!write(fd, &one, sizeof one); }
 static inline void tidings_eventfd_drain(int fd) { uint64_t count; (void)!read(fd, &count, sizeof count); }
-
-// Whether evhttp frames this reply with chunked transfer encoding (HTTP/1.1 without a length).
-static inline int tidings_request_is_chunked(struct evhttp_request *request) {
-    return request->chunked ? 1 : 0;
-}
-
-// One non-blocking gathered send of up to three pieces (chunk header, payload, chunk trailer),
-// never raising SIGPIPE. Returns the bytes the kernel took, or -1 with errno set.
-static inline long tidings_send3(int fd, const void *a, size_t alen, const void *b, size_t blen,
-                                 const void *c, size_t clen) {
-    struct iovec iov[3] = {{(void *)a, alen}, {(void *)b, blen}, {(void *)c, clen}};
-    struct msghdr message;
-    memset(&message, 0, sizeof message);
-    message.msg_iov = iov;
-    message.msg_iovlen = 3;
-    return (long)sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
-}
 
 // Caps the kernel's send buffer of a socket (the kernel doubles the value it is given).
 static inline int tidings_set_send_buffer(int fd, int bytes) {

@@ -62,10 +62,7 @@ extension Database {
             if changesCount == 0 { throw StoreError.thingNotFound(thing) }
             kind = .things(op: .remove, thing: thing, list: try thingList())
         case let .replaceThings(things):
-            var seen = Set<String>()
-            for thing in things where !seen.insert(thing).inserted {
-                throw StoreError.duplicateThing(thing)
-            }
+            if let repeated = things.firstRepeatedEntry { throw StoreError.duplicateThing(repeated) }
             let current = try thingList()
             if current.elementsEqual(things, by: { $0.utf8.elementsEqual($1.utf8) }) { return nil }
             before = ChangeRow.listJSON(current)
@@ -131,9 +128,9 @@ extension Database {
         let counter: Int64 = meta?["revision"] ?? 0
         let current = UInt64(counter)
         let at = revision == 0 ? nil : try Int64.fetchOne(
-            cachedStatement(sql: "SELECT at FROM change WHERE revision = ?"), arguments: [Int64(revision)])
+            cachedStatement(sql: "SELECT at FROM change WHERE revision = ?"), arguments: [Int64(clamping: revision)])
         var page = ChangePage(identity: meta?["identity"], counter: current, committedAtReaderRevision: at, changes: [])
-        guard current > revision else { return page }
+        guard current > revision, limit > 0 else { return page }
         let oldest = try Int64.fetchOne(self, sql: "SELECT MIN(revision) FROM change").map(UInt64.init)
         // Every revision is logged, so the log must start at revision + 1 or earlier.
         if oldest.map({ $0 > revision + 1 }) ?? true {
@@ -141,7 +138,7 @@ extension Database {
         }
         page.changes = try Row.fetchAll(
             cachedStatement(sql: "SELECT \(Self.changeColumns) FROM change WHERE revision > ? ORDER BY revision LIMIT ?"),
-            arguments: [Int64(revision), max(limit, 1)]
+            arguments: [Int64(revision), limit]
         ).map(Self.change)
         return page
     }

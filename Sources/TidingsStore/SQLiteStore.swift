@@ -81,22 +81,21 @@ public final class SQLiteStore: ChangeStore {
 
     /// Runs `body` holding an exclusive advisory lock on `path` (created if missing).
     private static func withStartupLock<T>(_ path: String, _ body: () throws -> T) throws -> T {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw StoreError.database("cannot open \(path): errno \(errno)") }
+        let fd = try systemCall("cannot open \(path)") { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
         defer { closeDescriptor(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw StoreError.database("cannot lock \(path): errno \(errno)") }
-        }
-        defer { flock(fd, LOCK_UN) }
+        try systemCall("cannot lock \(path)", retryingInterrupted: true) { flock(fd, LOCK_EX) }
+        defer { systemCall("flock LOCK_UN", tolerating: "closing the descriptor releases the lock anyway") { flock(fd, LOCK_UN) } }
         return try body()
     }
 
     private static func closeDescriptor(_ fd: Int32) {
-        #if canImport(Glibc)
-        _ = Glibc.close(fd)
-        #else
-        _ = Darwin.close(fd)
-        #endif
+        systemCall("close", tolerating: "a lock file's descriptor: nothing was written through it") {
+            #if canImport(Glibc)
+            Glibc.close(fd)
+            #else
+            Darwin.close(fd)
+            #endif
+        }
     }
 
     public func loadSnapshot() async throws -> StoreSnapshot {
@@ -113,7 +112,8 @@ public final class SQLiteStore: ChangeStore {
     /// Also throws ``StoreError/changesPruned(oldestAvailable:)`` when the counter is below
     /// `revision`: the file went back (restored from a copy), so what the reader applied is not its history.
     public func changes(after revision: UInt64, limit: Int) async throws -> [Change] {
-        try await changePage(after: revision, limit: limit).changes(after: revision)
+        guard limit > 0 else { return [] }
+        return try await changePage(after: revision, limit: limit).changes(after: revision)
     }
 
     public func changePage(after revision: UInt64, limit: Int) async throws -> ChangePage {

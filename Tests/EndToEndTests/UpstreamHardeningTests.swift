@@ -26,6 +26,38 @@ final class UpstreamHardeningTests: XCTestCase {
         XCTAssertEqual(upstream.requests.last?.headers["accept-encoding"], "identity", "an uncompressed body is asked for")
     }
 
+    /// An identity body that never ends, sent as fast as loopback takes it: the client stops
+    /// reading at the 8 MiB bound, so the server's peak memory stays within 8 MiB plus a little
+    /// (FoundationNetworking's URLSession queued what libcurl read ahead of the limit check:
+    /// one refresh in four peaked 200 MB over the baseline), and the loop stays free meanwhile.
+    func test_an_endless_body_is_cut_off_at_the_limit_without_buffering_past_it() throws {
+        let upstream = try UpstreamServer()
+        defer { upstream.stop() }
+        upstream.behaviour = .posts(PostsFixture.feed)
+        let server = try PostsFixture.server(upstream, timeout: 10)
+        defer { server.stop() }
+        _ = try server.settledPosts("loaded")
+        let before = try XCTUnwrap(Self.peakResidentKiB(server.process.processIdentifier))
+
+        upstream.behaviour = .endless
+        let messages = Collected<String>()
+        let probe = try LoopResponsiveness.measure(server, clients: 1, seconds: 4) { connection in
+            XCTAssertEqual(try connection.request("POST", "/posts/refresh").status, 202)
+            let settled = try connection.request("GET", "/posts?wait=10")
+            let error = settled.json?["error"] as? [String: Any]
+            messages.append("\(settled.json?["state"] ?? "?"): \(error?["message"] ?? "no error")")
+        }
+        let after = try XCTUnwrap(Self.peakResidentKiB(server.process.processIdentifier))
+        print("endless upstream body: \(messages.all.count) refreshes; peak RSS \(before) -> \(after) KiB; \(probe.summary)")
+        XCTAssertGreaterThanOrEqual(messages.all.count, 3, "too few refreshes to tell")
+        for message in messages.all {
+            XCTAssertEqual(message, "failed: The upstream feed's answer is larger than the 8 MiB limit.")
+        }
+        XCTAssertLessThan(after - before, 32 << 10, "peak memory grew by \(after - before) KiB for an 8 MiB limit")
+        probe.assertResponsive()
+        XCTAssertGreaterThan(upstream.requestCount, messages.all.count, "each refresh went upstream")
+    }
+
     func test_redirects_only_to_the_same_scheme_host_and_port() throws {
         let upstream = try UpstreamServer()
         defer { upstream.stop() }

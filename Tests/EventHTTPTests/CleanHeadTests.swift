@@ -10,7 +10,7 @@ final class CleanHeadTests: XCTestCase {
 
     /// The slow path's output for the same head (nil when it refuses it).
     private func canonical(_ bytes: [UInt8], maxBody: Int = 1000) -> [UInt8]? {
-        guard let end = ConnectionGuard.endOfHead(bytes, from: 0),
+        guard let end = FramingMachine.endOfHead(bytes, from: 0),
               case .success(let head) = RequestFraming.parseHead(bytes[0..<end.0], maxBodyBytes: maxBody) else { return nil }
         if case .length(let length) = head.body { return head.canonical(length: length) }
         if head.body == .chunked || head.expectsContinue { return nil }

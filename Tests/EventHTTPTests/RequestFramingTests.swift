@@ -73,9 +73,9 @@ final class RequestFramingTests: XCTestCase {
     }
 
     func testEndOfHeadFindsTheBlankLine() {
-        XCTAssertEqual(ConnectionGuard.endOfHead(Array("GET / HTTP/1.1\r\n\r\nrest".utf8), from: 0)?.1, 18)
-        XCTAssertEqual(ConnectionGuard.endOfHead(Array("GET / HTTP/1.1\n\nrest".utf8), from: 0)?.1, 16)
-        XCTAssertNil(ConnectionGuard.endOfHead(Array("GET / HTTP/1.1\r\nHost: x\r\n".utf8), from: 0))
+        XCTAssertEqual(FramingMachine.endOfHead(Array("GET / HTTP/1.1\r\n\r\nrest".utf8), from: 0)?.1, 18)
+        XCTAssertEqual(FramingMachine.endOfHead(Array("GET / HTTP/1.1\n\nrest".utf8), from: 0)?.1, 16)
+        XCTAssertNil(FramingMachine.endOfHead(Array("GET / HTTP/1.1\r\nHost: x\r\n".utf8), from: 0))
     }
 
     func testMemberCountStopsAtTheLimit() {

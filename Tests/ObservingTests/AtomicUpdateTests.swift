@@ -63,7 +63,8 @@ final class AtomicUpdateTests: XCTestCase {
                 PreferenceIssue(key: "level", problem: .wrongType(expected: .integer)),
             ])
         }
-        XCTAssertEqual(try prefs.typedValue(.value(.integer(2)), forKey: "ratio"), .number(2))
+        // A number preference takes an integer as that number.
+        XCTAssertEqual(try prefs.validate(PreferencePatch(["ratio": .value(.integer(2))])).entries.map(\.newValue), [.number(2)])
     }
 
     func testNonFiniteNumbersAreRefused() async {

@@ -4,49 +4,17 @@ import XCTest
 
 /// SIGKILL during a concurrent write load loses no acknowledged write.
 ///
-/// The parent test launches this same test binary again, running only
-/// `testCrashChildWriter` with `TIDINGS_STORE_CRASH_CHILD_DIR` set. The child commits from 16
-/// concurrent clients and prints one `ACK` line per acknowledged commit; the parent kills it
-/// with SIGKILL mid-load, reopens the store and checks every acknowledged write.
+/// The test starts `store-crash-writer` (Tests/StoreCrashWriter, built beside this test binary),
+/// which commits from 16 concurrent clients and prints one `ACK` line per acknowledged commit; it
+/// kills the writer with SIGKILL mid-load, reopens the store and checks every acknowledged write.
 final class CrashRecoveryTests: XCTestCase {
-    static let childDirectoryVariable = "TIDINGS_STORE_CRASH_CHILD_DIR"
-
-    /// The child half. Skipped in a normal run.
-    func testCrashChildWriter() async throws {
-        guard let path = ProcessInfo.processInfo.environment[Self.childDirectoryVariable] else {
-            throw XCTSkip("child process of testSIGKILLDuringConcurrentWritesLosesNoAcknowledgedWrite")
-        }
-        let store = try SQLiteStore(directory: URL(fileURLWithPath: path))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for client in 0..<16 {
-                group.addTask {
-                    // Bounded so a parent that dies never leaves this running for long.
-                    for n in 0..<1_000_000 {
-                        var operations: [StoreOperation] = [.setPreference(key: "c\(client)-\(n)", json: "\(n)")]
-                        if n % 5 == 0 { operations.append(.addThing("T\(client)-\(n)")) }
-                        let revisions = try await store.commit(operations)
-                        // One write(2) per line: atomic on a pipe, and only after the ack.
-                        let line = "ACK \(client) \(n) \(revisions.map(String.init).joined(separator: ","))\n"
-                        FileHandle.standardOutput.write(Data(line.utf8))
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
-    }
-
     struct Ack { var client: Int; var n: Int; var revisions: [UInt64] }
 
     func testSIGKILLDuringConcurrentWritesLosesNoAcknowledgedWrite() throws {
-        #if os(Linux)
         let dir = makeTemporaryDirectory(self)
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let child = Process()
-        child.executableURL = URL(fileURLWithPath: executable)
-        child.arguments = ["TidingsStoreTests.CrashRecoveryTests/testCrashChildWriter"]
-        var environment = ProcessInfo.processInfo.environment
-        environment[Self.childDirectoryVariable] = dir.path
-        child.environment = environment
+        child.executableURL = Self.binDirectory.appendingPathComponent("store-crash-writer")
+        child.arguments = [dir.path]
         let output = Pipe()
         child.standardOutput = output
         child.standardError = FileHandle.nullDevice
@@ -95,9 +63,14 @@ final class CrashRecoveryTests: XCTestCase {
         // The counter keeps going forward from where the killed process left it.
         let next = try awaitCommit(store, [.setPreference(key: "after", json: "true")])
         XCTAssertEqual(next, [snapshot.revision + 1])
-        #else
-        throw XCTSkip("spawns /proc/self/exe; Linux only")
-        #endif
+    }
+
+    /// The directory the test binaries were built into (where `store-crash-writer` is).
+    private static var binDirectory: URL {
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            return bundle.bundleURL.deletingLastPathComponent()
+        }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     }
 
     /// Runs an async commit from this synchronous test.

@@ -140,19 +140,6 @@ final class HistoryStoreTests: XCTestCase {
         await store.close()
     }
 
-    func testAGlobalIfMatchIsDecidedInsideTheTransaction() async throws {
-        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
-        _ = try await store.commit([.setPreference(key: "a", json: "1")])
-        var write = StoreWrite([.setPreference(key: "a", json: "2")])
-        write.expectedGlobalRevisions = [0]
-        let error = await storeError { try await store.commit(write) }
-        XCTAssertEqual(error, .preconditionFailed(key: "", current: 1))
-        write.expectedGlobalRevisions = [1]
-        let changes = try await store.commit(write)
-        XCTAssertEqual(changes.map(\.revision), [2])
-        await store.close()
-    }
-
     private func storeError(_ body: () async throws -> some Any) async -> StoreError? {
         do {
             _ = try await body()

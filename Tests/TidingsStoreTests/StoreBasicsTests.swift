@@ -11,11 +11,6 @@ final class StoreBasicsTests: XCTestCase {
         XCTAssertEqual(try store.pragma("synchronous"), "2", "2 = FULL: the WAL is fsynced at every commit")
     }
 
-    func testNewStoreIsEmptyAtRevisionZero() throws {
-        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
-        XCTAssertEqual(try store.syncSnapshot(), StoreSnapshot(revision: 0, preferences: [:], things: [], thingsRevision: 0))
-    }
-
     func testRevisionsStrictlyIncreaseAcrossCommitsAndReopen() async throws {
         let dir = makeTemporaryDirectory(self)
         var store = try SQLiteStore(directory: dir)
@@ -111,26 +106,6 @@ final class StoreBasicsTests: XCTestCase {
         XCTAssertEqual(next, [2], "failed commits consume no revision")
         await store.close()
     }
-
-    func testCommitAfterCloseIsRefusedAndCloseIsIdempotent() async throws {
-        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
-        await store.close()
-        await store.close()
-        do {
-            _ = try await store.commit([.addThing("A")])
-            XCTFail("closed store must refuse commits")
-        } catch let error as StoreError {
-            XCTAssertEqual(error, .closed)
-        }
-    }
-
-    func testEmptyCommitWritesNothing() async throws {
-        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
-        let none = try await store.commit([])
-        XCTAssertEqual(none, [])
-        XCTAssertEqual(try store.syncSnapshot().revision, 0)
-        await store.close()
-    }
 }
 
 extension StoreBasicsTests {
@@ -155,23 +130,5 @@ extension StoreBasicsTests {
         let changes = try await reopened.changes(after: 1, limit: 10)
         XCTAssertEqual(changes.map(\.event), [Change(revision: 2, kind: .posts(#"{"state":"loaded"}"#))])
         await reopened.close()
-    }
-
-    /// Setting a preference to the value it already has (stored, or the default when none is)
-    /// takes no revision.
-    func testSettingTheCurrentValueIsNoChange() async throws {
-        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
-        let unchanged = try await store.commit(StoreWrite([.setPreference(key: "age", json: "5", defaultJSON: "5")]))
-        XCTAssertEqual(unchanged, [], "5 is the default and nothing is stored")
-        let set = try await store.commit(StoreWrite([.setPreference(key: "age", json: "6", defaultJSON: "5")]))
-        XCTAssertEqual(set.map(\.revision), [1])
-        let same = try await store.commit(StoreWrite([.setPreference(key: "age", json: "6", defaultJSON: "5")]))
-        XCTAssertEqual(same, [])
-        let reset = try await store.commit(StoreWrite([.setPreference(key: "age", json: nil, defaultJSON: "5")]))
-        XCTAssertEqual(reset.map(\.event), [Change(revision: 2, kind: .preference(key: "age", json: nil))])
-        XCTAssertEqual(reset.first?.before, "6", "the record keeps the value the reset replaced")
-        let resetAgain = try await store.commit(StoreWrite([.setPreference(key: "age", json: "5", defaultJSON: "5")]))
-        XCTAssertEqual(resetAgain, [], "the default value on a reset key is no change")
-        await store.close()
     }
 }

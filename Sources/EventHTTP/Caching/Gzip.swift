@@ -121,7 +121,10 @@ public final class PieceDeflater {
             }
         }
         guard ok else { return nil }
-        out.removeLast(out.count - produced)
+        // A right-sized copy: `out` has room for incompressible input (and every byte of it was
+        // written), which a queued piece would otherwise hold for as long as it waits — a 2 MB
+        // snapshot's piece kept 2 MB per gzip stream however small it deflated.
+        out = produced * 2 < out.count ? Array(out[..<produced]) : Array(out.prefix(produced))
         made += 1
         return DeflatedPiece(bytes: out, crc: Gzip.crc32(bytes), length: bytes.count)
     }

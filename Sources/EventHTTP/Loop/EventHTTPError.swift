@@ -4,14 +4,11 @@ public enum EventHTTPError: Error, CustomStringConvertible, Equatable {
     case libevent(String)
     /// The listening socket could not be bound (address in use, bad host, ...).
     case bind(host: String, port: Int, reason: String)
-    /// A call that must happen on the loop thread came from another one.
-    case notOnLoopThread
 
     public var description: String {
         switch self {
         case .libevent(let call): return "libevent call failed: \(call)"
         case .bind(let host, let port, let reason): return "cannot listen on \(host):\(port): \(reason)"
-        case .notOnLoopThread: return "called off the event loop thread"
         }
     }
 }

@@ -1,11 +1,15 @@
 internal import CLibevent
 import Foundation
+import Synchronization
 
 /// One libevent `event_base` and the thread that runs it.
 ///
 /// Everything EventHTTP owns (sockets, evhttp, timers, streams) is confined to the thread that
 /// calls `run()`; its callbacks run there. The only members safe from any thread are
 /// `execute(_:)`, `stop()` and `isOnLoopThread`; they are why the type is `Sendable`.
+/// `@unchecked` because the rest is confined, not locked: `execute` queues through a `Mutex`
+/// and an eventfd, `isOnLoopThread` reads an atomic, and the loop-confined members check the
+/// confinement (`checkConfined`, see ``ThreadConfinement``).
 ///
 /// ```swift
 /// let loop = try EventLoop()
@@ -16,8 +20,8 @@ public final class EventLoop: @unchecked Sendable {
     /// The raw base; touch only on the loop thread.
     let base: OpaquePointer
     private let wakeEvent: OpaquePointer
-    private let pendingLock = NSLock()
-    private var pending: [@Sendable () -> Void] = []
+    /// Work `execute` queued from any thread, run in order by the loop.
+    private let pending = Mutex<[@Sendable () -> Void]>([])
     /// The thread running `run()`: what every type confined to this loop checks against.
     let confinement = ThreadConfinement()
     private var mainQueueEvent: OpaquePointer?
@@ -63,7 +67,9 @@ public final class EventLoop: @unchecked Sendable {
     private static func makeBase(_ batchesDescriptorChanges: Bool) -> OpaquePointer? {
         guard batchesDescriptorChanges, let config = event_config_new() else { return event_base_new() }
         defer { event_config_free(config) }
-        _ = event_config_set_flag(config, Int32(EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue))
+        syscall("event_config_set_flag", tolerating: "the base then applies each descriptor change at once") {
+            event_config_set_flag(config, Int32(EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue))
+        }
         return event_base_new_with_config(config) ?? event_base_new()
     }
 
@@ -78,27 +84,32 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs `work` on the loop thread soon (in FIFO order). Safe from any thread, including the
     /// loop thread itself (then it runs on a later turn, never re-entrantly).
     public func execute(_ work: @escaping @Sendable () -> Void) {
-        pendingLock.lock()
-        pending.append(work)
-        let first = pending.count == 1
-        pendingLock.unlock()
+        let first = pending.withLock {
+            $0.append(work)
+            return $0.count == 1
+        }
         // One wake-up covers the whole batch.
         if first { tidings_eventfd_signal(wakeDescriptor) }
     }
 
     private func drainPending() {
         tidings_eventfd_drain(wakeDescriptor)
-        pendingLock.lock()
-        let batch = pending
-        pending.removeAll(keepingCapacity: true)
-        pendingLock.unlock()
+        let batch = pending.withLock {
+            let batch = $0
+            $0.removeAll(keepingCapacity: true)
+            return batch
+        }
         for work in batch { work() }
     }
 
     /// Runs the loop on the calling thread until `stop()`. The loop stays alive with no events.
     public func run() {
         confinement.bindToCurrentThread()
-        _ = event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
+        if let failure = syscall("event_base_loop", tolerating: "reported; the caller's run() returns either way", {
+            event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
+        }) {
+            FileHandle.standardError.write(Data("event loop failed: \(failure)\n".utf8))
+        }
         confinement.unbind()
     }
 
@@ -106,9 +117,11 @@ public final class EventLoop: @unchecked Sendable {
     /// thread it hops there first: the base is not locked).
     public func stop() {
         if isOnLoopThread {
-            _ = event_base_loopbreak(base)
+            syscall("event_base_loopbreak", tolerating: "fails only without a base") { event_base_loopbreak(base) }
         } else {
-            execute { [self] in _ = event_base_loopbreak(self.base) }
+            execute { [self] in
+                syscall("event_base_loopbreak", tolerating: "fails only without a base") { event_base_loopbreak(self.base) }
+            }
         }
     }
 
@@ -128,7 +141,9 @@ public final class EventLoop: @unchecked Sendable {
         let fd = _dispatch_get_main_queue_handle_4CF()
         guard let event = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { fd, _, _ in
             var counter: UInt64 = 0
-            _ = read(fd, &counter, MemoryLayout<UInt64>.size)
+            syscall("read eventfd", tolerating: "nothing to drain (EAGAIN): the queue runs anyway") {
+                read(fd, &counter, MemoryLayout<UInt64>.size)
+            }
             _dispatch_main_queue_callback_4CF(nil)
         }, nil) else { preconditionFailure("event_new failed at start-up: out of memory") }
         mainQueueEvent = event

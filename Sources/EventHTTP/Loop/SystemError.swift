@@ -34,3 +34,15 @@ func syscall<Result: SignedInteger>(_ call: String, _ body: () -> Result) throws
     if result < 0 { throw SystemError.last(call) }
     return result
 }
+
+/// Calls `body`, a C function whose failure the caller lives with on purpose — `tolerating`
+/// says why (an option that only tunes a socket, a wake-up that is already pending, memory
+/// libevent could not get) — so that no C result is dropped unnamed with `_ =`. Returns the
+/// failure (its `errno` read at once, in the one place that reads it) for a caller that logs it.
+@discardableResult
+@inline(__always)
+func syscall<Result: SignedInteger>(_ call: StaticString, tolerating reason: StaticString,
+                                    _ body: () -> Result) -> SystemError? {
+    let result = body()
+    return result < 0 ? SystemError.last("\(call)") : nil
+}

@@ -17,8 +17,9 @@ public enum InProcessAnswer: Sendable {
 }
 
 /// The exchange of one in-process request: records the routed request and the first answer.
-/// Loop-thread (main-thread) confined like the router; `@unchecked` only so a `Responder` can
-/// be `Sendable` (a send from another thread is refused, see `answer`).
+/// Loop-thread (main-thread) confined like the router; `@unchecked Sendable` only so a
+/// `Responder` can be `Sendable`: the confinement is checked in `answer` (a main-queue
+/// precondition), the one member another thread could reach.
 final class InProcessExchange: @unchecked Sendable {
     let router: Router
     /// The request as it arrived (the responder keeps it as routed).

@@ -39,19 +39,6 @@ extension HTTPServer {
         return admission
     }
 
-    /// Takes `length` bytes of the budget for request bodies being received
-    /// (`maxBufferedBodyBytes`); false when they do not fit.
-    func reserveBody(_ length: Int) -> Bool {
-        guard length <= configuration.maxBufferedBodyBytes - bufferedBodyBytes else { return false }
-        bufferedBodyBytes += length
-        return true
-    }
-
-    /// Gives back what `reserveBody` took (the body is complete, or its connection gone).
-    func releaseBody(_ length: Int) {
-        bufferedBodyBytes = max(0, bufferedBodyBytes - length)
-    }
-
     /// Hears when evhttp frees `evcon` (the same close callback requests use).
     func watchClose(_ evcon: OpaquePointer) {
         evhttp_connection_set_closecb(evcon, { evcon, context in

@@ -120,7 +120,10 @@ extension HTTPServer {
         // gzip when the response filters said so (`HTTPCaching`: the request accepts it).
         let gzip = head.headers.first(.contentEncoding) == "gzip"
         let remote = WorkerStream(id: id, chunked: chunked, conflates: conflate,
-                                  bound: configuration.maxUnsentBytesPerStream, gzip: gzip, worker: dispatch.workers[workerIndex])
+                                  bound: configuration.maxUnsentBytesPerStream, gzip: gzip,
+                                  catchUpDeadline: configuration.catchUpDeadline,
+                                  catchUpBytesPerSecond: configuration.catchUpMinimumBytesPerSecond,
+                                  worker: dispatch.workers[workerIndex])
         let stream = EventStream(id: id, workerIndex: workerIndex, remote: remote, server: self,
                                  keyOf: conflate ? keyOf : nil)
         streams[id] = stream
@@ -188,9 +191,14 @@ extension HTTPServer {
         // Cap what the kernel may queue for this client (Linux doubles it), so the bound is
         // mostly our own queue and a reader's in-flight kernel bytes stay well under it.
         let bound = configuration.maxUnsentBytesPerStream
-        _ = tidings_set_send_buffer(owned, Int32(min(128 << 10, max(4 << 10, bound / 4))))
+        var sendBuffer = Int32(min(128 << 10, max(4 << 10, bound / 4)))
+        syscall("setsockopt SO_SNDBUF", tolerating: "the bound still holds, in the stream's own queue") {
+            setsockopt(owned, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
+        }
         var on: Int32 = 1
-        _ = setsockopt(owned, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        syscall("setsockopt TCP_NODELAY", tolerating: "it only lowers latency") {
+            setsockopt(owned, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
         dispatch.enqueue(.socket(remote, fd: owned, prefix: pending), to: worker)
         // evhttp frees its connection (and the request) on a later turn; it closes only the
         // placeholder now sitting under the old number.

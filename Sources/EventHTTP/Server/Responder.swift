@@ -17,6 +17,11 @@ import HTTPTypes
 /// It is also the server's record of the exchange (one object per request, not two): the
 /// `evhttp_request` it owns until the answer is handed to evhttp (or frees, when evhttp
 /// detached it from a vanished client), and where the exchange stands. Loop-thread confined.
+///
+/// `@unchecked Sendable`: every stored member is confined to the server's loop thread. `send`
+/// hops there from any other thread; the other members check the confinement
+/// (`EventLoop.checkConfined`, a precondition in `startEventStream`), in process through
+/// `InProcessExchange`'s main-queue precondition.
 public final class Responder: @unchecked Sendable {
     enum State { case pending, answered, streaming, gone }
 

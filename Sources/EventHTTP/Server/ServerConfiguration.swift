@@ -45,6 +45,14 @@ public struct ServerConfiguration: Sendable {
     /// queue (less that frame's part), passes this is cut off; a conflating stream is not, it
     /// replaces queued frames instead. A single frame larger than this never cuts a reader off.
     public var maxUnsentBytesPerStream: Int = 1 << 20
+    /// Seconds a stream's paced output (its opening snapshot, a replay page, a `reset` and
+    /// snapshot) may wait for the client, plus one second per `catchUpMinimumBytesPerSecond`
+    /// of it; a stream that takes longer is closed (it resumes with `Last-Event-ID`). Paced
+    /// output waiting is also bounded in bytes: twice the largest batch, at least
+    /// `maxUnsentBytesPerStream` (see `CatchUpBound`). 0 disables the deadline.
+    public var catchUpDeadline: Double = 30
+    /// The slowest reading of paced output the deadline allows for (bytes per second).
+    public var catchUpMinimumBytesPerSecond: Int = 64 << 10
     /// Seconds a client has, from the first byte of a request head, to complete that head
     /// (`--header-timeout`), however slowly it trickles.
     public var headerTimeout: Double = 10

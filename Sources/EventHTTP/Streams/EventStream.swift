@@ -3,7 +3,8 @@ import HTTPTypes
 /// An open Server-Sent-Events response. Obtain one from `Responder.startEventStream()`.
 ///
 /// Loop-thread confined: call every member on the loop thread (the main actor when the loop
-/// runs on the main thread). `Sendable` only so loop-thread code can carry it across `await`s.
+/// runs on the main thread). `@unchecked Sendable` only so loop-thread code can carry it across
+/// `await`s; the members check the confinement (`EventLoop.checkConfined`).
 ///
 /// The stream's socket belongs to a stream worker (a thread with its own event base): this
 /// object only forwards pre-encoded frames to it, in order. Frames are shared, never copied per
@@ -83,11 +84,14 @@ public final class EventStream: @unchecked Sendable {
 
     /// Writes `chunks` as the client drains them: they never count against the unsent bound,
     /// so a large snapshot or replay never trips it by itself; `send`s made meanwhile follow,
-    /// in order. `completion` runs (on the loop thread) once the last chunk was handed to the
+    /// in order. They have a bound and a deadline of their own (`CatchUpBound`): a client that
+    /// lets paced output pile up past twice the largest batch, or takes longer than the
+    /// configured `catchUpDeadline` (plus a second per `catchUpMinimumBytesPerSecond`), is closed. `completion` runs (on the loop thread) once the last chunk was handed to the
     /// kernel; not at all if the stream closes first.
     public func sendPaced(_ chunks: [[UInt8]], completion: (() -> Void)? = nil) {
         server?.loop.checkConfined("EventStream.sendPaced")
         guard isOpen, !endRequested, let dispatch = server?.dispatch else { return }
+        dispatch.enqueue(.paced(remote, bytes: chunks.reduce(0) { $0 + $1.count }), to: workerIndex)
         for chunk in chunks where !chunk.isEmpty {
             dispatch.enqueue(.frame(remote, chunk, key: nil, live: false), to: workerIndex)
         }

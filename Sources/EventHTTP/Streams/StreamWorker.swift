@@ -7,7 +7,8 @@ import Foundation
 /// worker's `EventLoop.execute` (a locked FIFO plus an eventfd wake-up), so each stream sees its
 /// commands in the loop's order. Everything else — the streams, their sockets, queues and
 /// events, the heartbeat — belongs to the worker's thread. `@unchecked Sendable` for that
-/// reason: other threads only call `post` and `stopAndJoin`, which go through `loop.execute`.
+/// reason: other threads only call `post` and `stopAndJoin`, which go through `loop.execute`;
+/// the members that touch the worker's state check it (`loop.checkConfined`).
 final class StreamWorker: @unchecked Sendable {
     /// iovecs per `sendmsg` (well under IOV_MAX).
     static let maxPieces = 192
@@ -33,6 +34,8 @@ final class StreamWorker: @unchecked Sendable {
     private var followers: [Int: [Int: WorkerStream]] = [:]
     private var dirty: [WorkerStream] = []
     private var heartbeat: TimerHandle?
+    /// Once a second: closes streams whose paced output missed its deadline (`CatchUpBound`).
+    private var catchUpSweep: TimerHandle?
     /// Scratch for one `sendmsg`: the iovecs and the chunk headers they point at.
     let iov: UnsafeMutablePointer<iovec>
     let chunkHeaders: UnsafeMutablePointer<UInt8>
@@ -75,6 +78,7 @@ final class StreamWorker: @unchecked Sendable {
         thread.name = name
         thread.start()
         loop.execute { [self] in
+            catchUpSweep = loop.schedule(after: 1, repeating: true) { [unowned self] in closeLateCatchUps() }
             guard heartbeatInterval > 0 else { return }
             heartbeat = loop.schedule(after: heartbeatInterval, repeating: true) { [unowned self] in beat() }
         }
@@ -93,6 +97,8 @@ final class StreamWorker: @unchecked Sendable {
         loop.execute { [self] in
             heartbeat?.cancel()
             heartbeat = nil
+            catchUpSweep?.cancel()
+            catchUpSweep = nil
             for stream in Array(streams.values) { stream.close(clean: true, notify: false) }
             loop.stop()
         }
@@ -118,6 +124,8 @@ final class StreamWorker: @unchecked Sendable {
             case let .frame(stream, bytes, key, live):
                 stream.enqueue(bytes, key: key, live: live)
                 markDirty(stream)
+            case let .paced(stream, bytes):
+                stream.catchUp.announce(batch: bytes)
             case let .marker(stream, marker):
                 stream.enqueueMarker(marker)
                 markDirty(stream)
@@ -204,24 +212,39 @@ final class StreamWorker: @unchecked Sendable {
 
     private static let keepAlive = ServerSentEvent.comment("keep-alive")
 
+    /// Closes every stream whose paced output (a snapshot, a replay page) has waited past its
+    /// deadline: a client reading it at a trickle never stalls completely, so the heartbeat's
+    /// stall rule below would keep it open. A conflating stream is kept (it is for slow readers).
+    private func closeLateCatchUps() {
+        loop.checkConfined("StreamWorker.closeLateCatchUps")
+        let now = ContinuousClock.now
+        for stream in Array(streams.values) where !stream.closed && !stream.conflates && stream.catchUp.isLate(at: now) {
+            stream.close(clean: false)
+        }
+    }
+
     /// A comment on every idle stream (a busy one has traffic already).
     /// Heartbeats in a row a stream may go with output waiting and its socket taking nothing.
     static let stalledBeatsLimit = 4
 
     private func beat() {
         loop.checkConfined("StreamWorker.beat")
-        // A client that stopped reading altogether: its socket accepted nothing for several
-        // heartbeats while output waits (a large snapshot, which the live bound does not count).
+        // A client that stopped reading altogether: it took nothing off the wire for several
+        // heartbeats while output waits for it, in our queue (a large snapshot, which the live
+        // bound does not count) or in the kernel's (a snapshot small enough, deflated, to fit
+        // the socket's buffers: the queue is then empty, but the client still reads nothing).
         // Closed, so it neither holds that output nor its connection for as long as it likes.
         // A conflating stream is kept: it is for clients that read slowly, and holds one frame per key.
         for stream in Array(streams.values) where !stream.closed && !stream.conflates {
-            if stream.waitingForWritable && stream.sentTotal == stream.sentAtLastBeat {
+            let taken = stream.takenByClient
+            let waiting = stream.waitingForWritable || stream.kernelUnsent > 0
+            if waiting && taken == stream.takenAtLastBeat {
                 stream.stalledBeats += 1
                 if stream.stalledBeats >= Self.stalledBeatsLimit { stream.close(clean: false); continue }
             } else {
                 stream.stalledBeats = 0
             }
-            stream.sentAtLastBeat = stream.sentTotal
+            stream.takenAtLastBeat = taken
         }
         for stream in streams.values where stream.isIdle {
             if stream.gzip {

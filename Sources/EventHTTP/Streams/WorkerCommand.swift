@@ -10,6 +10,8 @@ enum WorkerCommand: Sendable {
     /// Queue one frame. `live` frames count against the slow-consumer bound; catch-up
     /// (paced) frames do not. `key` is the conflation key on a conflating stream.
     case frame(WorkerStream, [UInt8], key: String?, live: Bool)
+    /// The next paced frames (`EventStream.sendPaced`) are one batch of `bytes` (see `CatchUpBound`).
+    case paced(WorkerStream, bytes: Int)
     /// Report `marker` back to the loop once everything queued before it reached the kernel.
     case marker(WorkerStream, Int)
     /// End the response after everything queued, then close the socket.
@@ -25,9 +27,11 @@ enum WorkerCommand: Sendable {
 
 /// What a worker tells the loop thread. Posted through the loop's `execute` (a locked FIFO and
 /// an eventfd wake-up), handled on the loop thread only.
+///
+/// `@unchecked Sendable` (a weak reference is a `var` to the compiler): `server` is set once in
+/// init and only dereferenced inside closures that run on `loop`'s thread (a precondition in
+/// each); workers only call the posting methods.
 final class StreamNotices: @unchecked Sendable {
-    // @unchecked: `server` is set once in init and only dereferenced inside closures that run
-    // on `loop`'s thread (checked below); workers only call `post`.
     private let loop: EventLoop
     private weak let server: HTTPServer?
 

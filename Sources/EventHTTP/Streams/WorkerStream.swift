@@ -4,7 +4,8 @@ import Foundation
 /// One event stream's socket and output queue, owned by a `StreamWorker`.
 ///
 /// `@unchecked Sendable` because the loop thread creates it and then only carries the reference
-/// inside `WorkerCommand`s; every mutable member is touched on its worker's thread alone.
+/// inside `WorkerCommand`s; every mutable member is touched on its worker's thread alone
+/// (checked: `worker.loop.checkConfined` in each member that does).
 ///
 /// Frames are the loop's shared `[UInt8]` arrays (reference-counted, never copied per stream).
 /// Chunked framing (HTTP/1.1) is added at write time as separate iovecs, and everything queued
@@ -53,9 +54,10 @@ final class WorkerStream: @unchecked Sendable {
     private(set) var waitingForWritable = false
     private var ending = false
     private(set) var closed = false
-    /// Bytes the kernel took so far, and what the heartbeat saw of it (see `StreamWorker.beat`).
+    /// Bytes the kernel took so far (see `StreamWorker.beat`).
     private(set) var sentTotal: UInt64 = 0
-    var sentAtLastBeat: UInt64 = 0
+    /// What the heartbeat last saw the client take (`takenByClient`).
+    var takenAtLastBeat: UInt64 = 0
     /// Heartbeats in a row with output waiting and nothing taken by the kernel.
     var stalledBeats = 0
     var isDirty = false
@@ -64,16 +66,27 @@ final class WorkerStream: @unchecked Sendable {
     var topics: [Int] = []
     var lastOrder: UInt64 = 0
 
-    init(id: Int, chunked: Bool, conflates: Bool, bound: Int, gzip: Bool = false, worker: StreamWorker) {
+    /// The bound and deadline on paced output (what `liveQueued` leaves out).
+    var catchUp: CatchUpBound
+
+    init(id: Int, chunked: Bool, conflates: Bool, bound: Int, gzip: Bool = false,
+         catchUpDeadline: Double = 30, catchUpBytesPerSecond: Int = 64 << 10, worker: StreamWorker) {
         self.id = id
         self.chunked = chunked
         self.conflates = conflates
         self.bound = bound
+        catchUp = CatchUpBound(deadlineSeconds: catchUpDeadline, minimumBytesPerSecond: catchUpBytesPerSecond, floor: bound)
         self.gzip = gzip
         self.worker = worker
     }
 
     var isIdle: Bool { head == queue.count && !ending && !closed }
+
+    /// Bytes still in the kernel's send queue (sent or not, not yet acknowledged by the client).
+    var kernelUnsent: Int { fd < 0 ? 0 : max(0, Int(tidings_socket_unsent_bytes(fd))) }
+
+    /// Bytes the client's side acknowledged so far: what it has taken off the wire.
+    var takenByClient: UInt64 { sentTotal &- UInt64(kernelUnsent) }
 
     // MARK: Setup (worker thread)
 
@@ -91,6 +104,7 @@ final class WorkerStream: @unchecked Sendable {
         self.fd = fd
         if !prefix.isEmpty {
             queue.insert(Entry(bytes: prefix, framed: false, live: false, key: nil, wire: prefix.count), at: head)
+            catchUp.added(prefix.count, at: .now)
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
         readEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { fd, _, context in
@@ -116,6 +130,7 @@ final class WorkerStream: @unchecked Sendable {
         worker.loop.checkConfined("WorkerStream.enqueueRaw")
         guard !closed, !bytes.isEmpty else { return }
         queue.append(Entry(bytes: bytes, framed: false, live: false, key: nil, wire: bytes.count))
+        catchUp.added(bytes.count, at: .now)
     }
 
     /// Queues a frame; on a gzip stream it is deflated for this stream first (a broadcast
@@ -158,7 +173,7 @@ final class WorkerStream: @unchecked Sendable {
             }
         }
         queue.append(Entry(bytes: bytes, framed: chunked, live: live, key: key, wire: wire, piece: piece))
-        if live { liveQueued += wire }
+        if live { liveQueued += wire } else { catchUp.added(wire, at: .now) }
     }
 
     func enqueueMarker(_ marker: Int) {
@@ -208,11 +223,13 @@ final class WorkerStream: @unchecked Sendable {
         return behind + kernel > bound
     }
 
-    /// A conflating stream is never cut off; its un-keyed frames still have a (generous) cap.
+    /// A conflating stream is never cut off for being slow; its un-keyed frames and its paced
+    /// output still have a (generous) cap. Any other stream: live output over the bound, or
+    /// paced output over its allowance (`CatchUpBound`).
     var mustBeCutOff: Bool {
         guard !closed else { return false }
-        if conflates { return behindBytes > 16 * bound }
-        return overBound
+        if conflates { return behindBytes > 16 * bound || catchUp.queued > 16 * catchUp.allowance }
+        return overBound || catchUp.isOverAllowance
     }
 
     // MARK: Writing (worker thread)
@@ -292,7 +309,7 @@ final class WorkerStream: @unchecked Sendable {
     }
 
     private func pop() {
-        if queue[head].live { liveQueued -= queue[head].wire }
+        if queue[head].live { liveQueued -= queue[head].wire } else { catchUp.sent(queue[head].wire) }
         if let piece = queue[head].piece {
             sentCRC = piece.appended(to: sentCRC)
             sentLength += UInt64(piece.length)
@@ -321,6 +338,7 @@ final class WorkerStream: @unchecked Sendable {
         queue = []
         head = 0
         liveQueued = 0
+        catchUp.clear()
         if fd >= 0 {
             if clean {
                 // Unread input would turn close() into a reset that can destroy unsent output.

@@ -139,7 +139,5 @@ public struct PreferenceValidationError: Error, Sendable, Hashable, CustomString
     public init(issues: [PreferenceIssue]) {
         self.issues = issues.sorted { $0.key < $1.key }
     }
-    /// True when every issue is an unknown key (the server answers 404 for a single-key write).
-    public var isOnlyUnknownKeys: Bool { issues.allSatisfy { $0.problem == .unknownKey } }
     public var description: String { issues.map(\.description).joined(separator: "; ") }
 }

@@ -177,12 +177,6 @@ public final class Preferences: @preconcurrency ObservableObject {
             containerID: ObjectIdentifier(self))
     }
 
-    /// Brings a client's value for `key` to the key's declared type and checks constraints.
-    public func typedValue(_ input: PreferenceInput, forKey key: String) throws(PreferenceValidationError) -> PreferenceValue {
-        let validated = try validate(PreferencePatch([key: input]))
-        return validated.entries[0].newValue
-    }
-
     /// Applies validated changes atomically in memory and announces them: `objectWillChange`
     /// first, then every value is updated, then each changed key is sent once on its own
     /// publisher and on ``changedKeys``. Keys whose value equals the current one are skipped.

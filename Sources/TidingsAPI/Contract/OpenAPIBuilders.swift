@@ -1,5 +1,5 @@
-// The pieces that the path builders (OpenAPIPaths+*.swift) would otherwise spell out again and
-// again: a JSON response, a shared response, a security requirement, an event-stream operation.
+// The pieces the per-key path builders (PreferencePaths.swift) would otherwise spell out again:
+// a JSON response, a shared response, an event-stream operation.
 
 extension OpenAPIContract {
     /// The `Tidings-Revision` header that every answer carries.
@@ -8,48 +8,37 @@ extension OpenAPIContract {
     /// A response of `components/responses` (`401` → `Unauthorized`, ...).
     static func shared(_ name: String) -> YAMLNode { .ref("#/components/responses/" + name) }
 
-    /// A JSON response with the `Tidings-Revision` header (then `headers`), its schema, an
-    /// optional example and optional links, in that order.
+    /// The shared responses of these status codes, in that order.
+    static func shared(codes: String...) -> [(String, YAMLNode)] {
+        let names = ["304": "NotModified", "400": "BadRequest", "401": "Unauthorized", "404": "NotFound",
+                     "412": "PreconditionFailed", "413": "PayloadTooLarge", "415": "UnsupportedMediaType",
+                     "422": "UnprocessableContent", "503": "ServiceUnavailable"]
+        return codes.map { code in
+            guard let name = names[code] else { preconditionFailure("no shared response for \(code)") }
+            return (code, shared(name))
+        }
+    }
+
+    /// A JSON response with the `Tidings-Revision` header (then `headers`), its schema and an
+    /// optional example, in that order.
     static func jsonResponse(
-        _ description: String, schema: YAMLNode, example: YAMLNode? = nil,
-        headers: [(String, YAMLNode)] = [], links: YAMLNode? = nil
-    ) -> YAMLNode {
-        response(description, mediaType: "application/json", schema: schema, example: example,
-                 headers: headers, links: links)
-    }
-
-    /// An RFC 9457 problem response (`application/problem+json`, schema `Problem`).
-    static func problemResponse(_ description: String, headers: [(String, YAMLNode)] = []) -> YAMLNode {
-        response(description, mediaType: "application/problem+json", schema: .ref("#/components/schemas/Problem"),
-                 headers: headers)
-    }
-
-    static func response(
-        _ description: String, mediaType: String, schema: YAMLNode, example: YAMLNode? = nil,
-        headers: [(String, YAMLNode)], links: YAMLNode? = nil
+        _ description: String, schema: YAMLNode, example: YAMLNode? = nil, headers: [(String, YAMLNode)] = []
     ) -> YAMLNode {
         var media: [(String, YAMLNode)] = [("schema", schema)]
         if let example { media.append(("example", example)) }
-        var members: [(String, YAMLNode)] = [
+        return .map([
             ("description", .string(description)),
             ("headers", .map([revisionHeader] + headers)),
-            ("content", .map([(mediaType, .map(media))])),
-        ]
-        if let links { members.append(("links", links)) }
-        return .map(members)
+            ("content", .map([("application/json", .map(media))])),
+        ])
     }
 
-    /// A security requirement met by any one of `schemes` (each without scopes).
-    static func securityAnyOf(_ schemes: String...) -> YAMLNode {
-        .sequence(schemes.map { .map([($0, .strings([]))]) })
-    }
-
-    /// A `GET` that opens an event stream: `parameters` and then the resume and conflation ones;
-    /// `200` is `stream`, `400` and `401` are shared, then `responses`.
+    /// A `GET` that opens an event stream (any of the read token, the API token or a stream
+    /// ticket): `parameters` and then the resume and conflation ones; `200` is `stream`, `400`
+    /// and `401` are shared, then `responses`.
     static func streamOperation(
         tags: [String], operationId: String, summary: String, description: String,
-        parameters: [YAMLNode] = [], stream: YAMLNode = shared("EventStream"),
-        responses: [(String, YAMLNode)] = []
+        parameters: [YAMLNode] = [], stream: YAMLNode, responses: [(String, YAMLNode)] = []
     ) -> YAMLNode {
         .map([
             ("get", .map([
@@ -57,7 +46,7 @@ extension OpenAPIContract {
                 ("operationId", .string(operationId)),
                 ("summary", .string(summary)),
                 ("description", .string(description)),
-                ("security", streamSecurity),
+                ("security", .sequence(["readToken", "apiToken", "streamTicket"].map { .map([($0, .strings([]))]) })),
                 ("parameters", .sequence(parameters + [
                     .ref("#/components/parameters/LastEventIdQuery"),
                     .ref("#/components/parameters/LastEventIdHeader"),

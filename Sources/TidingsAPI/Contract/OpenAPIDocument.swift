@@ -1,121 +1,112 @@
 public import Observing
 
-/// Namespace of the functions that build the served contract's tree (Contract/OpenAPI*.swift).
-/// To change the contract, change those functions and regenerate the repository's copy with
-/// `scripts/write-openapi.sh` (an end-to-end test and `make lint` keep the two equal).
+/// Namespace of the pieces of the served contract that the declared preferences decide
+/// (Contract/*.swift). The fixed rest is `openapi.base.yaml`; to change it, edit that file and
+/// regenerate the repository's copy with `scripts/write-openapi.sh` (an end-to-end test and
+/// `scripts/write-openapi.sh --check` keep the two equal).
 enum OpenAPIContract {}
 
-/// The HTTP contract of a running server (`GET /openapi.yaml`), generated at start from its
-/// preference declarations: every declared key gets its own paths and exact value schemas.
+/// The HTTP contract of a running server (`GET /openapi.yaml`): `openapi.base.yaml` with, merged
+/// in, what its preference declarations decide — every declared key gets its own paths and exact
+/// value schemas.
 public enum OpenAPIDocument {
     /// The YAML text for `declarations` (ends with a newline).
     public static func yaml(for declarations: [PreferenceDeclaration]) -> String {
         YAMLEmitter.document(tree(for: declarations))
     }
 
+    /// `openapi.base.yaml` as embedded in the binary, read. It is part of the program, not input:
+    /// a file that does not read stops the server at start (and fails `OpenAPIBaseTests` first).
+    static let base: YAMLNode = {
+        do {
+            return try YAMLParser.parse(PackageResources.openapi_base_yaml)
+        } catch {
+            preconditionFailure("openapi.base.yaml, \(error)")
+        }
+    }()
+
     /// The document as a tree.
     static func tree(for declarations: [PreferenceDeclaration]) -> YAMLNode {
-        typealias C = OpenAPIContract
         let all = PreferencesContract(declarations)
-        var paths: [(String, YAMLNode)] = [
-            ("/healthz", C.pathHealthz()),
-            ("/readyz", C.pathReadyz()),
-            ("/metrics", C.pathMetrics()),
-            ("/openapi.yaml", C.pathOpenapiYaml()),
-            ("/", C.pathDashboard()),
-            ("/preferences", C.addingAsOf(to: C.pathPreferences(all))),
-            ("/preferences/rollback", C.pathRollback(things: false)),
-            ("/preferences/schema", C.pathPreferenceSchema(all)),
-            ("/preferences/events", C.pathPreferencesEvents()),
+        let keys = YAMLNode.strings(all.keys)
+        var document = base
+        let slots: [([String], YAMLNode)] = [
+            (["paths", "/preferences", "get", "responses", "200", "content", "application/json", "example"], all.valuesExample),
+            (["paths", "/preferences", "patch", "requestBody", "content", "application/json", "example"], all.patchExample),
+            (["paths", "/preferences/schema", "get", "responses", "200", "content", "application/json", "example"], all.declarationsExample),
+            (["paths", "/ofrep/v1/evaluate/flags/{key}", "post", "parameters", "0", "schema", "enum"], keys),
+            (["components", "parameters", "StreamKeys", "schema", "pattern"], .string(all.streamKeysPattern)),
+            (["components", "schemas", "PreferenceMap", "required"], keys),
+            (["components", "schemas", "PreferenceMap", "properties"], all.mapProperties),
+            (["components", "schemas", "PreferencesPatch", "properties"], all.patchProperties),
+            (["components", "schemas", "PreferenceDeclarations", "required"], keys),
+            (["components", "schemas", "PreferenceDeclarations", "properties"], all.declarationsProperties),
+            (["components", "schemas", "PreferencesRollback", "properties", "keys", "items", "enum"], keys),
         ]
-        for preference in all.preferences {
-            paths.append(("/preferences/" + preference.key, C.addingAsOf(to: C.pathPreference(preference))))
-            paths.append(("/preferences/" + preference.key + "/events", C.pathPreferenceEvents(preference)))
-            paths.append(("/preferences/" + preference.key + "/history", C.pathPreferenceHistory(preference)))
-        }
-        paths += [
-            ("/things", C.addingAsOf(to: C.pathThings())),
-            ("/things/{thing}", C.pathThingsThing()),
-            ("/things/events", C.pathThingsEvents()),
-            ("/things/history", C.pathThingsHistory()),
-            ("/things/rollback", C.pathRollback(things: true)),
-            ("/history", C.pathHistory()),
-            ("/posts", C.pathPosts()),
-            ("/posts/{id}", C.pathPostsId()),
-            ("/posts/refresh", C.pathPostsRefresh()),
-            ("/posts/cancel", C.pathPostsCancel()),
-            ("/posts/events", C.pathPostsEvents()),
-            ("/events", C.pathEvents()),
-            ("/sample/posts", C.pathSamplePosts()),
-            ("/stream-tickets", C.pathStreamTickets()),
-            ("/ofrep/v1/evaluate/flags/{key}", C.pathOFREPFlag(all)),
-            ("/ofrep/v1/evaluate/flags", C.pathOFREPFlags()),
-            ("/ofrep/v1/events", C.pathOFREPEvents()),
-        ]
+        for (path, value) in slots { document = document.filling(path, with: value) }
 
-        var schemas: [(String, YAMLNode)] = [
-            ("Problem", C.schemaProblem()),
-            ("Health", C.schemaHealth()),
-            ("PreferenceType", C.schemaPreferenceType()),
-            ("PreferenceValue", C.schemaPreferenceValue()),
-            ("PreferenceRecord", C.schemaPreferenceRecord()),
-            ("PreferenceMap", all.mapSchema),
-            ("PreferenceWrite", C.schemaPreferenceWrite()),
-            ("PreferencesPatch", all.patchSchema),
-            ("PreferenceDeclaration", C.schemaPreferenceDeclaration()),
-            ("PreferenceDeclarations", all.declarationsSchema),
-        ]
+        let historyTemplate = document.at(["paths", "/things/history"])
+        let genericStream = document.at(["components", "responses", "EventStream"])
+        var paths: [(String, YAMLNode)] = []
+        var schemas: [(String, YAMLNode)] = []
+        var responses: [(String, YAMLNode)] = []
         for preference in all.preferences {
-            schemas.append((preference.valueName, preference.valueSchema))
-            schemas.append((preference.recordName, preference.recordSchema))
-            schemas.append((preference.writeName, preference.writeSchema))
-            schemas.append((preference.eventName, preference.eventSchema))
-            schemas.append((preference.streamEventName, preference.streamEventSchema))
+            paths += preference.pathItems(historyTemplate: historyTemplate)
+            schemas += preference.schemas
+            responses.append((preference.streamResponseName, preference.streamResponse(genericStream)))
         }
-        schemas += [
-            ("ThingText", C.schemaThingText()),
-            ("ThingName", C.schemaThingName()),
-            ("ThingWrite", C.schemaThingWrite()),
-            ("ThingListWrite", C.schemaThingListWrite()),
-            ("Thing", C.schemaThing()),
-            ("ThingList", C.schemaThingList()),
-            ("Post", C.schemaPost()),
-            ("PostsError", C.schemaPostsError()),
-            ("PostsState", C.schemaPostsState()),
-            ("CancelResult", C.schemaCancelResult()),
-            ("Ticket", C.schemaTicket()),
-            ("PreferenceEvent", C.schemaPreferenceEvent()),
-            ("ThingsEvent", C.schemaThingsEvent()),
-            ("ResetEvent", C.schemaResetEvent()),
-            ("StreamEvent", C.schemaStreamEvent()),
-        ]
-        schemas += C.historySchemas(keys: all.keys)
-        schemas += C.ofrepSchemas()
+        return document
+            .inserting(paths, at: ["paths"], after: "/preferences/events")
+            .inserting(schemas, at: ["components", "schemas"], after: "PreferenceDeclarations")
+            .inserting(responses, at: ["components", "responses"], after: "EventStream")
+    }
+}
 
-        let securitySchemes = C.securitySchemes().setting("ofrepApiKey", C.ofrepApiKeyScheme())
-        var responses = C.responses()
-        for (name, response) in C.historyResponseComponents() { responses = responses.setting(name, response) }
-        var parameters = C.parameters().setting("StreamKeys", all.streamKeysParameter)
-        for (name, parameter) in C.historyParameterComponents() { parameters = parameters.setting(name, parameter) }
-        if let generic = responses["EventStream"] {
-            for preference in all.preferences {
-                responses = responses.setting(preference.streamResponseName, preference.streamResponse(generic))
-            }
+extension YAMLNode {
+    /// The node at `path` (mapping keys; a sequence's index as digits). The paths used here name
+    /// members of `openapi.base.yaml`: a missing one is a programmer's error, caught by every test
+    /// that builds the contract.
+    func at(_ path: [String]) -> YAMLNode {
+        var node = self
+        for step in path { node = node.child(step, in: path) }
+        return node
+    }
+
+    /// This tree with the member at `path` (which must exist) replaced by `value`, in place.
+    func filling(_ path: [String], with value: YAMLNode) -> YAMLNode {
+        guard let step = path.first else { return value }
+        let rest = Array(path.dropFirst())
+        switch self {
+        case let .mapping(members):
+            guard let index = members.firstIndex(where: { $0.key == step }) else { missing(path) }
+            var members = members
+            members[index] = Member(key: step, value: members[index].value.filling(rest, with: value))
+            return .mapping(members)
+        case let .sequence(items):
+            guard let index = Int(step), items.indices.contains(index) else { missing(path) }
+            var items = items
+            items[index] = items[index].filling(rest, with: value)
+            return .sequence(items)
+        default:
+            missing(path)
         }
-        return C.applyingCaching(to: .map([
-            ("openapi", .string("3.1.0")),
-            ("info", C.info()),
-            ("servers", C.servers()),
-            ("tags", C.tags()),
-            ("security", C.security()),
-            ("paths", .map(paths)),
-            ("components", .map([
-                ("securitySchemes", securitySchemes),
-                ("headers", C.headers().setting("Link", C.linkHeader())),
-                ("parameters", parameters),
-                ("responses", responses),
-                ("schemas", .map(schemas)),
-            ])),
-        ]))
+    }
+
+    /// This tree with `members` added to the mapping at `path`, right after its member `key`.
+    func inserting(_ members: [(String, YAMLNode)], at path: [String], after key: String) -> YAMLNode {
+        guard case var .mapping(existing) = at(path),
+              let index = existing.firstIndex(where: { $0.key == key }) else { missing(path + [key]) }
+        existing.insert(contentsOf: members.map { Member(key: $0.0, value: $0.1) }, at: index + 1)
+        return filling(path, with: .mapping(existing))
+    }
+
+    private func child(_ step: String, in path: [String]) -> YAMLNode {
+        if case let .sequence(items) = self, let index = Int(step), items.indices.contains(index) { return items[index] }
+        guard let value = self[step] else { missing(path) }
+        return value
+    }
+
+    private func missing(_ path: [String]) -> Never {
+        preconditionFailure("openapi.base.yaml has no \(path.joined(separator: " › ")) to merge into")
     }
 }

@@ -156,6 +156,12 @@ struct PreferenceContract {
     }
 
     var writeExample: YAMLNode { .map([("value", Self.node(declaration.defaultValue))]) }
+
+    /// This key's members of `components.schemas`.
+    var schemas: [(String, YAMLNode)] {
+        [(valueName, valueSchema), (recordName, recordSchema), (writeName, writeSchema),
+         (eventName, eventSchema), (streamEventName, streamEventSchema)]
+    }
 }
 
 /// The parts of the served contract that the whole declared set decides.
@@ -178,55 +184,22 @@ struct PreferencesContract {
         })
     }
 
-    /// `components.parameters.StreamKeys`: a comma-separated list of declared keys, exactly.
-    var streamKeysParameter: YAMLNode {
+    /// `components.parameters.StreamKeys.schema.pattern`: a comma-separated list of declared keys, exactly.
+    var streamKeysPattern: String {
         // Keys are `[A-Za-z_][A-Za-z0-9_.-]*`: only `.` needs escaping in a pattern.
         let key = "(" + keys.map { $0.replacingOccurrences(of: ".", with: "\\.") }.joined(separator: "|") + ")"
-        return .map([
-            ("name", .string("keys")),
-            ("in", .string("query")),
-            ("required", .boolean(false)),
-            ("description", .string("Comma-separated declared preference keys (default every key). An unknown key → `422`.")),
-            ("schema", .map([("type", .string("string")), ("pattern", .string("^" + key + "(," + key + ")*$"))])),
-        ])
+        return "^" + key + "(," + key + ")*$"
     }
 
-    /// `components.schemas.PreferenceMap`: every declared key with its value.
-    var mapSchema: YAMLNode {
-        .map([
-            ("type", .string("object")),
-            ("description", .string("Every declared key with its current value.")),
-            ("required", .strings(keys)),
-            ("additionalProperties", .boolean(false)),
-            ("properties", .map(preferences.map { ($0.key, .ref($0.valueRef)) })),
-        ])
-    }
+    /// `properties` of `components.schemas.PreferenceMap`: every declared key with its value.
+    var mapProperties: YAMLNode { .map(preferences.map { ($0.key, .ref($0.valueRef)) }) }
 
-    /// `components.schemas.PreferencesPatch`.
-    var patchSchema: YAMLNode {
-        .map([
-            ("type", .string("object")),
-            ("description", .string("""
-                JSON merge patch over the declared set: each member a declared key with a value of its
-                type and constraints, or `null` to reset it. Unknown keys → `422`.
-                """)),
-            ("additionalProperties", .boolean(false)),
-            ("properties", .map(preferences.map { ($0.key, $0.patchSchema) })),
-        ])
-    }
+    /// `properties` of `components.schemas.PreferencesPatch`: each key's value, or `null`.
+    var patchProperties: YAMLNode { .map(preferences.map { ($0.key, $0.patchSchema) }) }
 
-    /// `components.schemas.PreferenceDeclarations`: the answer of `GET /preferences/schema`.
-    var declarationsSchema: YAMLNode {
-        .map([
-            ("type", .string("object")),
-            ("description", .string("""
-                The declarations in the `--preferences` file format: every key with its type, default and
-                constraints, in declaration order.
-                """)),
-            ("required", .strings(keys)),
-            ("additionalProperties", .boolean(false)),
-            ("properties", .map(preferences.map { ($0.key, .ref("#/components/schemas/PreferenceDeclaration")) })),
-        ])
+    /// `properties` of `components.schemas.PreferenceDeclarations` (`GET /preferences/schema`).
+    var declarationsProperties: YAMLNode {
+        .map(preferences.map { ($0.key, .ref("#/components/schemas/PreferenceDeclaration")) })
     }
 
     /// The `GET /preferences/schema` example: the declarations themselves.

@@ -11,7 +11,9 @@ enum YAMLEmitter {
     static func document(_ root: YAMLNode) -> String {
         var out = ""
         switch root {
-        case .mapping, .sequence: block(root, indent: 0, into: &out)
+        case let .mapping(members) where !members.isEmpty: block(root, indent: 0, into: &out)
+        case let .sequence(items) where !items.isEmpty: block(root, indent: 0, into: &out)
+        // A scalar, or `{}` / `[]` (an empty text would read as null).
         default: out = scalar(root, inFlow: false) + "\n"
         }
         return out

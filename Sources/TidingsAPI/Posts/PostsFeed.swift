@@ -52,7 +52,7 @@ final class PostsFeed {
     ///   - isDraining: true once shutdown began (waiting requests are then answered at once).
     ///   - client: the upstream client put into the loader's environment.
     init(configuration: TidingsConfiguration, state: TidingsState, writes: WritePipeline,
-         client: any HTTPClient = URLSessionHTTPClient(),
+         client: any HTTPClient = CurlHTTPClient(),
          boundPort: @escaping @MainActor () -> Int, isDraining: @escaping @MainActor () -> Bool,
          logger: Logger) {
         self.configuration = configuration
@@ -106,8 +106,8 @@ final class PostsFeed {
     }
 
     /// The host to reach our own listener on: loopback for wildcard addresses. IPv6 loopback is
-    /// reached as `localhost` (libcurl tries `::1` and `127.0.0.1`): FoundationNetworking's
-    /// URLSession refuses URLs with a bracketed IPv6 literal (NSURLErrorBadURL).
+    /// reached as `localhost` (libcurl tries `::1` and `127.0.0.1`), which every client takes
+    /// (FoundationNetworking's URLSession, the feed's client once, refused a bracketed IPv6 literal).
     static func loopbackHost(for host: String) -> String {
         switch host {
         case "", "0.0.0.0", "*": "127.0.0.1"
@@ -263,13 +263,25 @@ final class PostsFeed {
             return cached.tag
         }
         let tag: String
-        if let stored, let body = cachedBody?.json, stored.document.utf8.elementsEqual(body.utf8) {
+        if let stored, let body = cachedBody?.bytes, Self.same(stored.document, body) {
             tag = EntityTag(revision: stored.revision).header
         } else {
             tag = ContentTag.of(Array(PostsStateBody(current, source: source.absoluteString, timeout: policy.timeout).identity.utf8))
         }
         cachedTag = (stored?.revision, tag)
         return tag
+    }
+
+    /// Whether `text`'s UTF-8 is `bytes`: one `memcmp` (a generic element-by-element compare of
+    /// a 4 MB document held the loop for a quarter of a second in a debug build).
+    private static func same(_ text: String, _ bytes: [UInt8]) -> Bool {
+        var text = text
+        return text.withUTF8 { utf8 in
+            utf8.count == bytes.count && bytes.withUnsafeBufferPointer { other in
+                guard let a = utf8.baseAddress, let b = other.baseAddress else { return true }
+                return memcmp(a, b, utf8.count) == 0
+            }
+        }
     }
 
     /// Answers `responder` once the running visible load ends, or after `seconds`, or at once
@@ -283,9 +295,12 @@ final class PostsFeed {
     }
 
     /// The waiters' periodic check: deadlines, and shutdown (whose drain waits for in-flight
-    /// requests, so a `?wait=30` must not hold it).
+    /// requests, so a `?wait=30` must not hold it). A load that has ended is answered by the
+    /// announcer's `onSettled`, once its document is stored: answered from here, between the
+    /// loader's change and that commit, the answer would carry a revision older than the
+    /// `posts` events still to come, and a client would take its state back to `loading`.
     private func checkWaiters() {
-        if isDraining() || current.phase != .loading {
+        if isDraining() {
             waiters.answerAll(with: response())
         } else {
             waiters.answerExpired(with: response())

@@ -76,7 +76,8 @@ struct PostsStateBody {
     }
 
     private static func seconds(_ duration: Duration) -> String {
-        let value = URLSessionHTTPClient.seconds(duration)
+        let parts = duration.components
+        let value = Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
         return value == value.rounded() ? String(Int(value)) : String(value)
     }
 

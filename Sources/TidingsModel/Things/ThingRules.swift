@@ -2,7 +2,7 @@ import Foundation
 import Observing
 
 /// The acronym rules as pure functions, so the server can check a batch of queued writes
-/// against a shadow copy before making them durable; ``ThingStore``'s checked edits use the same ones.
+/// against a shadow copy before making them durable.
 public enum ThingRules {
     /// The longest thing, in Unicode scalars after normalisation (NFC), so combining marks
     /// count: a grapheme-cluster limit would let one "character" carry megabytes.

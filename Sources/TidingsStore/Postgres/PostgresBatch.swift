@@ -13,11 +13,8 @@ enum PostgresBatch {
             case let .addThing(thing), let .removeThing(thing), let .setPosts(thing):
                 if containsNUL(thing) { return nulError }
             case let .replaceThings(things):
-                var seen = Set<String>()
-                for thing in things {
-                    if containsNUL(thing) { return nulError }
-                    if !seen.insert(thing).inserted { return .duplicateThing(thing) }
-                }
+                if things.contains(where: containsNUL) { return nulError }
+                if let repeated = things.firstRepeatedEntry { return .duplicateThing(repeated) }
             }
         }
         for key in write.expectedRevisions.keys where containsNUL(key) { return nulError }

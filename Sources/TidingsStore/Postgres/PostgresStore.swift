@@ -148,7 +148,8 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
     /// Also throws ``StoreError/changesPruned(oldestAvailable:)`` when the counter is below
     /// `revision`: the database went back (a restore, a failover that lost commits).
     public func changes(after revision: UInt64, limit: Int) async throws -> [Change] {
-        try await changePage(after: revision, limit: limit).changes(after: revision)
+        guard limit > 0 else { return [] }
+        return try await changePage(after: revision, limit: limit).changes(after: revision)
     }
 
     public func changePage(after revision: UInt64, limit: Int) async throws -> ChangePage {

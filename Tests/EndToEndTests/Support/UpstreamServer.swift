@@ -42,6 +42,9 @@ final class UpstreamServer: Sendable {
         case gzipBomb(inflated: Int)
         /// 302 to `location`.
         case redirect(String)
+        /// 200 with an identity body that never ends (no `Content-Length`, close-delimited),
+        /// written as fast as the socket takes it until the reader goes away.
+        case endless
     }
 
     /// One request as the upstream saw it.
@@ -173,6 +176,10 @@ final class UpstreamServer: Sendable {
             send(fd, Array("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
         case let .redirect(location):
             write(fd, status: 302, headers: ["Location": location], body: [])
+        case .endless:
+            guard send(fd, Array("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n[".utf8)) else { return }
+            let piece = [UInt8](repeating: UInt8(ascii: " "), count: 256 << 10)
+            while !isStopped, send(fd, piece) {}
         case .trickle:
             guard send(fd, Array("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n[".utf8)) else { return }
             for _ in 0..<49 {

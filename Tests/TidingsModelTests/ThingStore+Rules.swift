@@ -1,8 +1,11 @@
-public import Observing
+import Observing
+import TidingsModel
 
-/// The acronym list's edits by its rules: each one normalises and checks the input with
+/// The tests' checked edits of a ``ThingStore``: each one normalises and checks the input with
 /// ``ThingRules`` under the store's current text case (its environment's ``TextCase``, read at
-/// each operation), then applies it through the store's ``ThingStore/apply(_:revision:payload:)``.
+/// each operation), then applies it through the store's ``ThingStore/apply(_:revision:payload:)``
+/// — the rules the server's write pipeline applies, without its queue and durable store. (No
+/// product uses edits like these, so they live here, not in TidingsModel.)
 ///
 /// ```swift
 /// let store = ThingStore()
@@ -11,16 +14,16 @@ public import Observing
 /// ```
 extension ThingStore {
     /// The text case this store normalises with (from its environment).
-    public var textCase: TextCase { environment.textCase }
+    var textCase: TextCase { environment.textCase }
 
     /// The normalised form of `raw` under this store's current text case.
-    public func normalize(_ raw: String) -> String {
+    func normalize(_ raw: String) -> String {
         ThingRules.normalize(raw, textCase: textCase)
     }
 
     /// Normalises, checks and appends `raw`; returns the stored thing.
     @discardableResult
-    public func add(_ raw: String) throws(ThingError) -> String {
+    func add(_ raw: String) throws(ThingError) -> String {
         let thing = try ThingRules.validateAdd(raw, to: members, textCase: textCase)
         apply(.add(thing))
         return thing
@@ -28,7 +31,7 @@ extension ThingStore {
 
     /// Removes the thing `raw` normalises to; returns it.
     @discardableResult
-    public func remove(_ raw: String) throws(ThingError) -> String {
+    func remove(_ raw: String) throws(ThingError) -> String {
         let thing = normalize(raw)
         guard contains(thing) else { throw .notFound(thing) }
         apply(.remove(thing))
@@ -37,7 +40,7 @@ extension ThingStore {
 
     /// Replaces the whole list, atomically: on any error nothing changes.
     @discardableResult
-    public func replaceAll(_ raws: [String]) throws(ThingError) -> [String] {
+    func replaceAll(_ raws: [String]) throws(ThingError) -> [String] {
         let list = try ThingRules.validateList(raws, textCase: textCase)
         apply(.replaceAll(list))
         return list

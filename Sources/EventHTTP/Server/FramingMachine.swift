@@ -1,0 +1,244 @@
+/// The bytes a `FramingMachine` reads: the front of whatever holds a connection's bytes not yet
+/// framed (an evbuffer in the server, an array in tests and the fuzz target).
+protocol FramingInput {
+    /// Bytes available.
+    var count: Int { get }
+    /// The first `length` bytes (`0 < length <= count`), contiguous; valid until the input changes.
+    func front(_ length: Int) -> UnsafeRawBufferPointer
+}
+
+/// The framing of one connection's request stream, over bytes alone (no libevent, no sockets,
+/// no clocks): fed the front of the unframed input, it says what to do with it — pass bytes on
+/// as they are, take them in, hand on a re-serialised head instead, or refuse. What is passed
+/// on is exactly what evhttp may parse: one strict reading per request (`CleanHead`,
+/// `RequestFraming`), then exactly the body bytes that head announced (a chunked body arrives
+/// de-chunked, with a `Content-Length`). After a refusal every later byte is dropped.
+///
+/// The machine also says which deadline should run (`clock`) and holds this connection's share
+/// of the server's body budget; the adapter (`ConnectionGuard`) owns the timers and buffers.
+///
+/// ```swift
+/// var machine = FramingMachine(maxHeadBytes: 8192, maxBodyBytes: 1 << 20, budget: budget)
+/// while input.count > 0 {
+///     switch machine.step(input) {
+///     case .pass(let n): forward n bytes      case .take(let n): drop n bytes
+///     case .replace(let n, let bytes, _): drop n, forward bytes
+///     case .refuse(let refusal, let n): drop n, forward machine.standIn, answer refusal
+///     case .needMore: break
+///     }
+/// }
+/// ```
+struct FramingMachine {
+    enum Step: Equatable {
+        /// Nothing to do until more bytes arrive (the input is empty).
+        case needMore
+        /// The next `n` bytes go on as they are (a clean head, body bytes).
+        case pass(Int)
+        /// The next `n` bytes are consumed here: kept (a head or chunked body being gathered) or
+        /// dropped (empty lines before a head, a body libevent does not read, anything after a
+        /// refusal).
+        case take(Int)
+        /// The next `consumed` bytes are consumed; `bytes` go on instead (a normalised head, a
+        /// whole de-chunked request, or nothing yet for a chunked head). `expectsContinue`: the
+        /// client waits for "100 Continue" before it sends the body.
+        case replace(consumed: Int, bytes: [UInt8], expectsContinue: Bool)
+        /// The next `consumed` bytes are consumed and the stream is refused: `standIn` goes on in
+        /// place of a request (its index is `heads - 1`), and nothing after it is read.
+        case refuse(FramingRefusal, consumed: Int)
+    }
+
+    /// Which deadline should be running: a head's from its first byte, a body's from its head.
+    enum Deadline: Equatable { case none, head, body }
+
+    /// The deadline with the number of deadlines started so far: a change means the adapter
+    /// (re)arms or stops its timer.
+    struct Clock: Equatable {
+        var deadline = Deadline.none
+        var started = 0
+    }
+
+    enum Phase {
+        case head
+        case body(remaining: Int, forward: Bool)
+        /// A chunked body being gathered into `decoder`, to be handed on behind this head.
+        case chunked(ParsedHead)
+        case closed
+    }
+
+    let maxHeadBytes: Int
+    let maxBodyBytes: Int
+    /// The server's budget for bodies being received at once (nil: unbounded).
+    let budget: BodyBudget?
+    // Written only by the machine itself (this file and FramingMachine+Bounds.swift).
+    var phase = Phase.head
+    var clock = Clock()
+    /// Heads handed on so far, stand-ins included.
+    var heads = 0
+    /// The HTTP minor version of the last head (the stand-in's version).
+    var minorVersion = 1
+    /// Bytes of `budget` this connection holds.
+    var reserved = 0
+    /// The head being gathered by the slow path.
+    var head: [UInt8] = []
+    /// The chunked body being gathered (phase `.chunked`).
+    var decoder: ChunkedDecoder?
+
+    init(maxHeadBytes: Int, maxBodyBytes: Int, budget: BodyBudget?) {
+        self.maxHeadBytes = maxHeadBytes
+        self.maxBodyBytes = maxBodyBytes
+        self.budget = budget
+    }
+
+    var isClosed: Bool { if case .closed = phase { true } else { false } }
+
+    /// Between requests, with nothing of the next head gathered yet.
+    var isBetweenHeads: Bool { if case .head = phase { head.isEmpty } else { false } }
+
+    /// What to do with the front of `input`; the caller applies it, then asks again while bytes remain.
+    mutating func step<Input: FramingInput>(_ input: Input) -> Step {
+        let available = input.count
+        guard available > 0 else { return .needMore }
+        switch phase {
+        case .closed:
+            return .take(available)
+        case .head:
+            return readHead(input, available: available)
+        case .body(let remaining, let forward):
+            let count = min(remaining, available)
+            if count == remaining {
+                phase = .head
+                bodyEnded()
+            } else {
+                phase = .body(remaining: remaining - count, forward: forward)
+            }
+            return forward ? .pass(count) : .take(count)
+        case .chunked(let parsed):
+            return readChunks(input, available: available, head: parsed)
+        }
+    }
+
+    /// The fast path without moving a byte: when the whole of `input` is one clean head followed
+    /// only by body it announced and libevent reads, all of it may go on where it lies; returns
+    /// the clock afterwards. Nil (nothing changed): `step` frames the input.
+    mutating func passInPlace<Input: FramingInput>(_ input: Input) -> Clock? {
+        guard isBetweenHeads else { return nil }
+        let length = input.count
+        guard length > 0, let verdict = CleanHead.check(input.front(length < maxHeadBytes ? length : maxHeadBytes),
+                                                        maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes) else { return nil }
+        let rest = length - verdict.count
+        if rest > 0, !verdict.bodyIsRead || rest > verdict.bodyLength { return nil }
+        guard reserveFor(verdict) else { return nil }
+        accept(verdict, bodyAlreadyPassed: rest)
+        return clock
+    }
+
+    // MARK: Heads
+
+    private mutating func readHead<Input: FramingInput>(_ input: Input, available: Int) -> Step {
+        if head.isEmpty, let verdict = CleanHead.check(input.front(min(available, maxHeadBytes)),
+                                                       maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes),
+           reserveFor(verdict) {
+            accept(verdict, bodyAlreadyPassed: 0)
+            return .pass(verdict.count)
+        }
+        if clock.deadline != .head { start(.head) }
+        if head.isEmpty {
+            // Empty lines before a request line are ignored (RFC 9112 §2.2).
+            let front = input.front(available)
+            let blank = front.prefix(while: { $0 == 13 || $0 == 10 }).count
+            if blank > 0 { return .take(blank) }
+        }
+        let count = min(available, maxHeadBytes + 4 - head.count)
+        let scanFrom = max(0, head.count - 2)
+        let oldCount = head.count
+        head.append(contentsOf: input.front(count))
+        guard let (contentEnd, used) = Self.endOfHead(head, from: scanFrom) else {
+            if head.count > maxHeadBytes { return refuse(Self.headTooLarge(maxHeadBytes), consumed: count) }
+            return .take(count)
+        }
+        let consumed = used - oldCount
+        stop(.head)
+        guard used <= maxHeadBytes else { return refuse(Self.headTooLarge(maxHeadBytes), consumed: consumed) }
+        let result = RequestFraming.parseHead(head[0..<contentEnd], maxBodyBytes: maxBodyBytes)
+        head.removeAll(keepingCapacity: false)
+        switch result {
+        case .failure(let refusal):
+            return refuse(refusal, consumed: consumed)
+        case .success(let parsed):
+            minorVersion = parsed.minorVersion
+            if case .length(let length) = parsed.body, length > 0, parsed.bodyIsRead, !reserve(length) {
+                return refuse(Self.bodyBudgetRefusal, consumed: consumed)
+            }
+            let canonical: [UInt8]
+            switch parsed.body {
+            case .none:
+                canonical = parsed.canonical(length: nil)
+            case .length(let length):
+                canonical = parsed.canonical(length: length)
+                if length > 0 {
+                    phase = .body(remaining: length, forward: parsed.bodyIsRead)
+                    if parsed.bodyIsRead { start(.body) }
+                }
+            case .chunked:
+                decoder = ChunkedDecoder(maxBodyBytes: maxBodyBytes)
+                phase = .chunked(parsed)
+                start(.body)
+                // Handed on with its body, once that is complete.
+                return .replace(consumed: consumed, bytes: [], expectsContinue: parsed.expectsContinue)
+            }
+            heads += 1
+            return .replace(consumed: consumed, bytes: canonical, expectsContinue: parsed.expectsContinue)
+        }
+    }
+
+    /// Book-keeping for a clean head handed on as it is, followed by `bodyAlreadyPassed` bytes of its body.
+    private mutating func accept(_ verdict: CleanHead.Verdict, bodyAlreadyPassed: Int) {
+        if clock.deadline == .head { stop(.head) }
+        minorVersion = verdict.minorVersion
+        heads += 1
+        if verdict.bodyLength > bodyAlreadyPassed {
+            phase = .body(remaining: verdict.bodyLength - bodyAlreadyPassed, forward: verdict.bodyIsRead)
+            if verdict.bodyIsRead { start(.body) }
+        } else {
+            bodyEnded()
+        }
+    }
+
+    /// (end of the head's content including its last line's LF, bytes the head used with its
+    /// empty line), searching for the empty line from `start`.
+    static func endOfHead(_ bytes: [UInt8], from start: Int) -> (Int, Int)? {
+        var index = start
+        while index + 1 < bytes.count {
+            if bytes[index] == 10 {
+                if bytes[index + 1] == 10 { return (index + 1, index + 2) }
+                if bytes[index + 1] == 13, index + 2 < bytes.count, bytes[index + 2] == 10 { return (index + 1, index + 3) }
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    // MARK: Chunked bodies
+
+    private mutating func readChunks<Input: FramingInput>(_ input: Input, available: Int, head parsed: ParsedHead) -> Step {
+        let bytes = [UInt8](input.front(min(available, 64 << 10)))
+        let before = decoder?.body.count ?? 0
+        let used: Int
+        do {
+            // In place (`decoder!`): the body gathered so far is never copied.
+            used = try decoder!.feed(bytes[...])
+        } catch {
+            return refuse(error, consumed: 0)
+        }
+        let grown = (decoder?.body.count ?? 0) - before
+        if grown > 0, !reserve(grown) { return refuse(Self.bodyBudgetRefusal, consumed: used) }
+        guard decoder!.isComplete else { return .take(used) }
+        let body = decoder!.body
+        decoder = nil
+        phase = .head
+        bodyEnded()
+        heads += 1
+        let whole = parsed.bodyIsRead ? parsed.canonical(length: body.count) + body : parsed.canonical(length: nil)
+        return .replace(consumed: used, bytes: whole, expectsContinue: false)
+    }
+}

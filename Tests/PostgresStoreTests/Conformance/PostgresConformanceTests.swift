@@ -1,0 +1,33 @@
+import Foundation
+import XCTest
+@testable import TidingsStore
+
+/// The ``ChangeStoreConformance`` checks against ``PostgresStore``: each database is a fresh
+/// database on the class's throwaway cluster, each instance a store of its own on it.
+final class PostgresConformanceTests: PostgresTestCase, ChangeStoreMaker {
+    func newDatabase() throws -> String { try makeDatabase() }
+
+    func open(_ database: String, limits: ChangeStoreLimits) async throws -> any ChangeStore {
+        try await makeStore(database, limits: limits)
+    }
+
+    // One line per check (XCTest on Linux does not discover inherited test methods).
+    func testCommitsTakeContiguousRevisionsInOrder() async throws { try await ChangeStoreConformance.commitsTakeContiguousRevisionsInOrder(self) }
+    func testWritesThatChangeNothingTakeNoRevision() async throws { try await ChangeStoreConformance.writesThatChangeNothingTakeNoRevision(self) }
+    func testCanonicallyEquivalentTextIsComparedAsBytes() async throws { try await ChangeStoreConformance.canonicallyEquivalentTextIsComparedAsBytes(self) }
+    func testIfMatchIsDecidedAgainstDurableRevisions() async throws { try await ChangeStoreConformance.ifMatchIsDecidedAgainstDurableRevisions(self) }
+    func testAFailingOperationUndoesItsWholeWrite() async throws { try await ChangeStoreConformance.aFailingOperationUndoesItsWholeWrite(self) }
+    func testConcurrentWritesFailAlone() async throws { try await ChangeStoreConformance.concurrentWritesFailAlone(self) }
+    func testChangesAfterPageInOrder() async throws { try await ChangeStoreConformance.changesAfterPageInOrder(self) }
+    func testPruningByCountAndBytes() async throws { try await ChangeStoreConformance.pruningByCountAndBytes(self) }
+    func testPruningKeepsTheReplayFloor() async throws { try await ChangeStoreConformance.pruningKeepsTheReplayFloor(self) }
+    func testRecentChangesAreBoundedByCountAndBytes() async throws { try await ChangeStoreConformance.recentChangesAreBoundedByCountAndBytes(self) }
+    func testHistoryRecordsAgree() async throws { try await ChangeStoreConformance.historyRecordsAgree(self) }
+    func testInstancesShareOneHistory() async throws { try await ChangeStoreConformance.instancesShareOneHistory(self) }
+    func testTheDoorbellRingsForAnotherInstancesCommit() async throws { try await ChangeStoreConformance.theDoorbellRingsForAnotherInstancesCommit(self) }
+    func testAClosedStoreRefusesCommits() async throws { try await ChangeStoreConformance.aClosedStoreRefusesCommits(self) }
+    func testALeaseHasOneHolderUntilItExpires() async throws { try await ChangeStoreConformance.aLeaseHasOneHolderUntilItExpires(self) }
+    func testRevisionsAreContiguousAcrossConcurrentInstances() async throws { try await ChangeStoreConformance.revisionsAreContiguousAcrossConcurrentInstances(self) }
+    func testIfMatchOnOneRevisionThroughTwoInstancesSucceedsOnce() async throws { try await ChangeStoreConformance.ifMatchOnOneRevisionThroughTwoInstancesSucceedsOnce(self) }
+    func testTheSameThingThroughTwoInstancesIsAddedOnce() async throws { try await ChangeStoreConformance.theSameThingThroughTwoInstancesIsAddedOnce(self) }
+}

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Runs everything `make test` covers, after the one debug build, as jobs on a few parallel slots.
+
+Why a scheduler: the suite is a few hundred end-to-end tests that mostly wait on sockets, plus
+fuzzers, linters and Python suites against the real binary. Run one after another they took
+about 25 minutes on 2 cores; side by side they fill the cores instead of waiting. Each XCTest
+class is one job (one process of the test binary, so a class's shared fixtures stay shared),
+longest first. A job marked `solo` (it measures CPU time, latency or throughput, or loads the
+machine on purpose) runs with no other job beside it, so nothing it asserts depends on what the
+rest of the suite happens to be doing.
+
+Every job writes its own log under .build/test-logs/; a failed job's log tail is printed, every
+job runs even after a failure, and the exit status is 0 only when all passed. Each job has a time
+limit; a job past it is killed (its whole process group) and counts as failed.
+
+    scripts/run-tests.py                 everything
+    scripts/run-tests.py --only REGEX    just the jobs whose name matches (e.g. 'xctest:Posts')
+    scripts/run-tests.py --list          the jobs, in the order they would start
+    TEST_SLOTS=N                         parallel slots (default: 1.5 per core, at least 2)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = ROOT / ".build" / "test-logs"
+XCTEST = ROOT / ".build" / "debug" / "TidingsPackageTests.xctest"
+TIDINGS = ROOT / ".build" / "debug" / "tidings"
+TIMINGS = ROOT / "Tests" / "timings.json"   # seconds per job from a measured run; orders the queue
+
+# XCTest classes that must have the machine to themselves: they hold the server to a wall-clock
+# bound of a few hundred milliseconds or less while it works (latency percentiles, "answered at
+# once"), which CPU taken by a neighbouring job would stretch. CPU-time and memory assertions
+# measure the server process's own use and run beside others.
+SOLO_CLASSES = {
+    "UnicodeWorkTests", "PostsAdoptionCostTests", "OFREPContextCostTests", "SizeBoundTests",
+    "PostsLoadingTests", "ResumeAcrossInstancesTests",
+}
+
+
+@dataclass
+class Job:
+    name: str
+    command: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    solo: bool = False
+    weight: float = 1.0                               # share of a slot it takes (a job that mostly waits takes less)
+    after: list[str] = field(default_factory=list)   # names of jobs that must have passed first
+    limit: float = 1200.0                             # seconds before it is killed
+    expected: float = 10.0
+    # run state
+    process: subprocess.Popen | None = None
+    started: float = 0.0
+    finished: float = 0.0
+    status: str = "waiting"                           # waiting, running, passed, failed, skipped
+
+
+def xctest_classes() -> list[str]:
+    """`Module.Class` of every XCTest class in the built test binary."""
+    out = subprocess.run([str(XCTEST), "--list-tests"], capture_output=True, text=True, check=True).stdout
+    classes: list[str] = []
+    for line in out.splitlines():
+        m = re.match(r"^(\w+\.\w+)/\w+$", line.strip())
+        if m and m.group(1) not in classes:
+            classes.append(m.group(1))
+    return classes
+
+
+def jobs(debug_bin: str) -> list[Job]:
+    env_bin = {"TIDINGS_BIN": debug_bin}
+    make = ["make", "--no-print-directory"]
+    result: list[Job] = []
+    for cls in xctest_classes():
+        short = cls.split(".", 1)[1]
+        result.append(Job(f"xctest:{short}", [str(XCTEST), cls], solo=short in SOLO_CLASSES, limit=900))
+    result += [
+        # The fuzz targets build once (coverage-instrumented objects in .build/fuzz), then each
+        # target runs for FUZZ_SECONDS as its own job.
+        Job("fuzz-build", ["Fuzz/run.sh", "--build-only"], limit=1200),
+        *[Job(f"fuzz:{t}", ["Fuzz/run.sh", "--run", t], env={"FUZZ_SECONDS": os.environ.get("FUZZ_SECONDS", "60")},
+              after=["fuzz-build"], limit=600) for t in fuzz_targets()],
+        Job("lint", make + ["lint"], limit=600),
+        Job("browser", make + ["browser-test"], env=env_bin, limit=900),
+        Job("ofrep", make + ["ofrep-test"], env=env_bin, limit=600),
+        Job("http", make + ["http-test"], env=env_bin, limit=900),
+        # 8,000 streams through the shipped nginx: loads both cores on purpose.
+        Job("deploy", make + ["deploy-test"], env=env_bin, solo=True, limit=900),
+        Job("runtime-libs", ["scripts/check-runtime-libs.sh", "--toolchain-ok", debug_bin, "Dockerfile"], limit=120),
+        # Schemathesis mostly waits (on event streams it reads until their time limit): about a
+        # fifth of a core each.
+        Job("schemathesis:builtin", ["Tests/contract/run_schemathesis.sh"], env=env_bin, weight=0.3, limit=900),
+        Job("schemathesis:bounded", ["Tests/contract/run_schemathesis.sh"],
+            env={**env_bin, "PREFERENCES": "Tests/contract/preferences-bounded.json"}, weight=0.3, limit=900),
+        Job("schemathesis:ofrep", ["Tests/contract/run_schemathesis.sh"],
+            env={**env_bin, "SPEC": "Tests/contract/ofrep/openapi.yaml",
+                 "CONFIG": "Tests/contract/ofrep/schemathesis.toml", "CREDENTIAL": "x-api-key"}, weight=0.3, limit=900),
+    ]
+    return result
+
+
+def fuzz_targets() -> list[str]:
+    out = subprocess.run(["Fuzz/run.sh", "--list"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return out.split()
+
+
+def tail(path: Path, lines: int = 60) -> str:
+    try:
+        return "".join(path.read_text(errors="replace").splitlines(keepends=True)[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+class Runner:
+    def __init__(self, all_jobs: list[Job], slots: int):
+        self.jobs = all_jobs
+        self.slots = slots
+        timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
+        for job in self.jobs:
+            job.expected = float(timings.get(job.name, job.expected))
+        # Longest chain first (a job's time plus the longest chain waiting on it), so the long ones
+        # don't end up alone at the end; solo jobs first of all (they need an empty machine, which
+        # is easiest to have at the start).
+        def chain(job: Job) -> float:
+            return job.expected + max((chain(d) for d in self.jobs if job.name in d.after), default=0)
+        keys = {j.name: (not j.solo, -chain(j)) for j in self.jobs}   # (list.sort empties the list meanwhile)
+        self.jobs.sort(key=lambda j: keys[j.name])
+
+    def running(self) -> list[Job]:
+        return [j for j in self.jobs if j.status == "running"]
+
+    def ready(self, job: Job) -> bool | None:
+        """True when its prerequisites passed, None when one failed (it will never run)."""
+        for name in job.after:
+            dep = next(j for j in self.jobs if j.name == name)
+            if dep.status in ("failed", "skipped"):
+                return None
+            if dep.status != "passed":
+                return False
+        return True
+
+    def start(self, job: Job) -> None:
+        log = open(LOGS / f"{job.name.replace(':', '-')}.log", "wb")
+        job.process = subprocess.Popen(job.command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL, env={**os.environ, **job.env},
+                                       start_new_session=True)
+        log.close()
+        job.started = time.monotonic()
+        job.status = "running"
+
+    def finish(self, job: Job, status: str) -> None:
+        job.finished = time.monotonic()
+        job.status = status
+        took = job.finished - job.started
+        print(f"{'PASS' if status == 'passed' else 'FAIL'} {job.name} ({took:.0f} s)", flush=True)
+        if status != "passed":
+            log = LOGS / f"{job.name.replace(':', '-')}.log"
+            print(f"---- {log.relative_to(ROOT)} (last lines) ----\n{tail(log)}----", flush=True)
+
+    def kill(self, job: Job) -> None:
+        if job.process and job.process.poll() is None:
+            try:
+                os.killpg(job.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            job.process.wait()
+
+    def run(self) -> int:
+        began = time.monotonic()
+        try:
+            while True:
+                for job in self.running():
+                    code = job.process.poll()
+                    if code is not None:
+                        self.finish(job, "passed" if code == 0 else "failed")
+                    elif time.monotonic() - job.started > job.limit:
+                        self.kill(job)
+                        print(f"{job.name}: killed after its limit of {job.limit:.0f} s", flush=True)
+                        self.finish(job, "failed")
+                waiting = [j for j in self.jobs if j.status == "waiting"]
+                for job in waiting:
+                    if self.ready(job) is None:
+                        job.status = "skipped"
+                        print(f"SKIP {job.name} (a job it needs failed)", flush=True)
+                if not waiting and not self.running():
+                    break
+                self.fill()
+                time.sleep(0.1)
+        finally:
+            for job in self.running():
+                self.kill(job)
+        return self.report(time.monotonic() - began)
+
+    def fill(self) -> None:
+        running = self.running()
+        if any(j.solo for j in running):
+            return
+        for job in [j for j in self.jobs if j.status == "waiting"]:
+            if sum(j.weight for j in running) + job.weight > self.slots + 1e-9 or not self.ready(job):
+                continue
+            if job.solo:
+                if running:
+                    return  # hold the queue until the machine is empty, then run it alone
+                self.start(job)
+                return
+            self.start(job)
+            running.append(job)
+
+    def report(self, took: float) -> int:
+        failed = [j.name for j in self.jobs if j.status != "passed"]
+        # Merged into the last runs' times; copy it over Tests/timings.json to reorder the queue.
+        path = LOGS / "timings.json"
+        timings = json.loads(path.read_text()) if path.exists() else {}
+        timings.update({j.name: round(j.finished - j.started, 1) for j in self.jobs if j.status == "passed"})
+        path.write_text(json.dumps(timings, indent=1, sort_keys=True) + "\n")
+        print(f"\n{len(self.jobs) - len(failed)} of {len(self.jobs)} jobs passed in {took / 60:.1f} min"
+              f" on {self.slots} slots; logs in {LOGS.relative_to(ROOT)}/")
+        if failed:
+            print("failed: " + " ".join(failed))
+        return 1 if failed else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", help="run only the jobs whose name matches this regular expression")
+    parser.add_argument("--list", action="store_true", help="list the jobs and exit")
+    args = parser.parse_args()
+    if not XCTEST.exists() or not TIDINGS.exists():
+        print("run-tests: build first (swift build --build-tests)", file=sys.stderr)
+        return 2
+    LOGS.mkdir(parents=True, exist_ok=True)
+    all_jobs = jobs(str(TIDINGS))
+    if args.only:
+        chosen = [j for j in all_jobs if re.search(args.only, j.name)]
+        names = {j.name for j in chosen}
+        for j in chosen:  # bring what they need along
+            for dep in j.after:
+                if dep not in names:
+                    chosen.append(next(d for d in all_jobs if d.name == dep))
+                    names.add(dep)
+        all_jobs = chosen
+    slots = int(os.environ.get("TEST_SLOTS", max(2, (os.cpu_count() or 2) * 3 // 2)))
+    runner = Runner(all_jobs, slots)
+    if args.list:
+        for j in runner.jobs:
+            print(f"{j.name}{' (solo)' if j.solo else ''}{' after ' + ','.join(j.after) if j.after else ''}"
+                  f"  ~{j.expected:.0f} s")
+        return 0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    return runner.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
