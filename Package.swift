@@ -149,14 +149,14 @@ let package = Package(
         ),
 
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "TestFixtures", .product(name: "HTTPTypes", package: "swift-http-types")]),
-        .testTarget(name: "ObservingTests", dependencies: ["Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
+        .testTarget(name: "ObservingTests", dependencies: ["Observing", "TestFixtures", .product(name: "OpenCombine", package: "OpenCombine")]),
         .testTarget(name: "TidingsStoreTests", dependencies: ["TidingsStore", "TestFixtures", "store-crash-writer"]),
         // The writer CrashRecoveryTests kills with SIGKILL mid-load (a program, not a test).
         .executableTarget(name: "store-crash-writer", dependencies: ["TidingsStore"], path: "Tests/StoreCrashWriter"),
         .testTarget(name: "TidingsModelTests", dependencies: ["TidingsModel", "Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         // The API's logic in-process: the change path, the write pipeline; no binary, no port.
         .testTarget(name: "TidingsAPITests", dependencies: [
-            "TidingsAPI", "TidingsModel", "TidingsStore", "Observing", "EventHTTP",
+            "TidingsAPI", "TidingsModel", "TidingsStore", "Observing", "EventHTTP", "TestFixtures",
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "Logging", package: "swift-log"),
@@ -178,7 +178,7 @@ let package = Package(
         // The client against the real `tidings` and `tidings-client` binaries on loopback.
         .testTarget(
             name: "TidingsClientTests",
-            dependencies: ["TidingsClient", "Observing", "tidings", "tidings-client",
+            dependencies: ["TidingsClient", "Observing", "tidings", "tidings-client", "TestFixtures",
                            .product(name: "OpenCombine", package: "OpenCombine")]
         ),
     ]

@@ -1,4 +1,4 @@
-// libFuzzer target over the contract's YAML reader (Sources/TidingsAPI/Contract/YAMLParser.swift,
+// libFuzzer target over the contract's YAML reader (Sources/TidingsAPI/Contract/YAMLParser*.swift,
 // compiled with YAMLNode.swift and YAMLEmitter.swift): any bytes either read or are refused with a
 // line inside the text — never a crash, a hang or a deep recursion — and what reads, written back
 // by the emitter, reads again to the very same text.

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// API.md "Caching and compression" on the real binary over real sockets: a validator on every
 /// `GET` and `304` for it (weak comparison, lists, `*`), `If-Match` and `If-Modified-Since` on
@@ -69,7 +70,7 @@ final class CachingTests: XCTestCase {
         XCTAssertEqual(after.header("ETag"), "\"2\"")
         // The posts document's revision, once stored.
         XCTAssertEqual(try server.get("/posts?wait=10").json?["state"] as? String, "loaded")
-        XCTAssertTrue(try server.eventually { try server.get("/posts").header("ETag").map { Int($0.dropFirst().dropLast()) != nil } == true },
+        XCTAssertTrue(try eventually { try server.get("/posts").header("ETag").map { Int($0.dropFirst().dropLast()) != nil } == true },
                       "GET /posts never carried its document's revision")
     }
 

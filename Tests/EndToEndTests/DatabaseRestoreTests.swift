@@ -24,8 +24,8 @@ final class DatabaseRestoreTests: XCTestCase {
         for value in 13..<33 { XCTAssertEqual(try a.put("age", value).status, 200) }
         XCTAssertEqual(try b.put(things: ["NEW", "NEWER"]).status, 200)
         let newer = try b.currentRevision()  // B answered its write once it applied it
-        XCTAssertTrue(b.eventually(timeout: 5) { (try? b.currentRevision()) == newer })
-        XCTAssertTrue(a.eventually(timeout: 5) { (try? a.currentRevision()) == newer })
+        XCTAssertTrue(eventually(within: 5) { (try? b.currentRevision()) == newer })
+        XCTAssertTrue(eventually(within: 5) { (try? a.currentRevision()) == newer })
         let streams = try [a, b].map { try $0.openEventStream("/events?topics=preferences,things") }
         for stream in streams { _ = try Self.events(on: stream, until: { $0.value?["value"] == 32 }) }
 
@@ -37,7 +37,7 @@ final class DatabaseRestoreTests: XCTestCase {
         // Nothing is written: each instance notices the restore by itself and serves what the
         // database holds again.
         for (name, instance) in [("A", a), ("B", b)] {
-            XCTAssertTrue(instance.eventually(timeout: 10) { (try? instance.currentRevision()) == backedUp },
+            XCTAssertTrue(eventually(within: 10) { (try? instance.currentRevision()) == backedUp },
                           "\(name) is at \(String(describing: try? instance.currentRevision())), the restore at \(backedUp)")
             XCTAssertEqual(try instance.get("/preferences/age").value?["value"], 12, name)
             XCTAssertEqual(try instance.things(), ["OLD"], name)
@@ -56,7 +56,7 @@ final class DatabaseRestoreTests: XCTestCase {
         XCTAssertEqual(put.status, 200, put.text)
         XCTAssertEqual(put.value?["revision"]?.intValue, Int(backedUp) + 1)
         for (name, instance) in [("A", a), ("B", b)] {
-            XCTAssertTrue(instance.eventually(timeout: 5) { (try? instance.get("/preferences/age").value?["value"]) == 4242 }, name)
+            XCTAssertTrue(eventually(within: 5) { (try? instance.get("/preferences/age").value?["value"]) == 4242 }, name)
             XCTAssertEqual(try instance.currentRevision(), backedUp + 1, name)
         }
         for stream in streams {
@@ -73,7 +73,7 @@ final class DatabaseRestoreTests: XCTestCase {
         let b = try TidingsProcess(arguments: ["--database-url", cluster.url])
         defer { b.stop() }
         for value in 20..<25 { XCTAssertEqual(try a.put("age", value).status, 200) }
-        XCTAssertTrue(b.eventually(timeout: 5) { (try? b.get("/preferences/age").value?["value"]) == 24 })
+        XCTAssertTrue(eventually(within: 5) { (try? b.get("/preferences/age").value?["value"]) == 24 })
         let identity = try cluster.psql("SELECT identity FROM meta")
         let stream = try b.openEventStream("/preferences/age/events")
         XCTAssertEqual(try stream.nextEvent().value?["value"], 24)
@@ -82,16 +82,16 @@ final class DatabaseRestoreTests: XCTestCase {
 
         // Both reconnect, give the new database its schema (and a new identity), and reload.
         for (name, instance) in [("A", a), ("B", b)] {
-            XCTAssertTrue(instance.eventually(timeout: 15) { (try? instance.get("/preferences/age").value?["value"]) == 5 },
+            XCTAssertTrue(eventually(within: 15) { (try? instance.get("/preferences/age").value?["value"]) == 5 },
                           "\(name) shows \(String(describing: try? instance.get("/preferences/age").text))")
             XCTAssertEqual(try instance.currentRevision(), 0, name)
         }
         XCTAssertNotEqual(try cluster.psql("SELECT identity FROM meta"), identity)
         XCTAssertEqual(try Self.events(on: stream, until: { $0.name == "reset" }).last?.name, "reset")
         XCTAssertEqual(try Self.events(on: stream, until: { $0.name == "preference" }).last?.value?["value"], 5)
-        XCTAssertTrue(b.eventually(timeout: 10) { (try? b.put("age", 7).status) == 200 })
+        XCTAssertTrue(eventually(within: 10) { (try? b.put("age", 7).status) == 200 })
         XCTAssertEqual(try Self.events(on: stream, until: { $0.value?["value"] == 7 }).last?.id, "1")
-        XCTAssertTrue(a.eventually(timeout: 5) { (try? a.get("/preferences/age").value?["value"]) == 7 })
+        XCTAssertTrue(eventually(within: 5) { (try? a.get("/preferences/age").value?["value"]) == 7 })
     }
 
     /// An instance paused through the restore comes back when new commits have already taken
@@ -111,7 +111,7 @@ final class DatabaseRestoreTests: XCTestCase {
         XCTAssertEqual(try a.put(things: ["LOST"]).status, 200)
         for value in 40..<45 { XCTAssertEqual(try a.put("age", value).status, 200) }
         let applied = try a.currentRevision()
-        XCTAssertTrue(b.eventually(timeout: 5) { (try? b.currentRevision()) == applied })
+        XCTAssertTrue(eventually(within: 5) { (try? b.currentRevision()) == applied })
         let stream = try a.openEventStream("/events?topics=preferences,things")
         _ = try Self.events(on: stream, until: { $0.name == "things" })
 
@@ -120,7 +120,7 @@ final class DatabaseRestoreTests: XCTestCase {
         var resumed = false
         defer { if !resumed { kill(pid, SIGCONT) } }
         try cluster.restore(from: dump)
-        XCTAssertTrue(b.eventually(timeout: 10) { (try? b.things()) == ["OLD"] })
+        XCTAssertTrue(eventually(within: 10) { (try? b.things()) == ["OLD"] })
         for value in 100..<110 { XCTAssertEqual(try b.put("age", value).status, 200) }
         let now = try b.currentRevision()
         XCTAssertGreaterThan(now, applied, "the counter passed what A applied")
@@ -128,7 +128,7 @@ final class DatabaseRestoreTests: XCTestCase {
         resumed = true
 
         XCTAssertEqual(try Self.events(on: stream, until: { $0.name == "reset" }).last?.name, "reset")
-        XCTAssertTrue(a.eventually(timeout: 5) { (try? a.currentRevision()) == now })
+        XCTAssertTrue(eventually(within: 5) { (try? a.currentRevision()) == now })
         XCTAssertEqual(try a.things(), ["OLD"], a.log)
         XCTAssertEqual(try a.get("/preferences/age").value?["value"], 109)
         XCTAssertGreaterThan(now, backedUp)

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// `GET /metrics`: Prometheus text whose counters, histograms and gauges move with traffic.
 final class MetricsTests: XCTestCase {
@@ -77,7 +78,7 @@ final class MetricsTests: XCTestCase {
         let posts = try server.get("/posts?wait=10")
         XCTAssertEqual(posts.status, 200)
         XCTAssertEqual(posts.json?["state"] as? String, "loaded", posts.text)
-        XCTAssertTrue(try server.eventually { try scrape(server)[#"tidings_upstream_fetches_total{outcome="success"}"#] == 1 })
+        XCTAssertTrue(try eventually { try scrape(server)[#"tidings_upstream_fetches_total{outcome="success"}"#] == 1 })
         let samples = try scrape(server)
         XCTAssertEqual(samples[#"tidings_upstream_fetches_total{outcome="timeout"}"#], 0)
         XCTAssertGreaterThanOrEqual(samples[#"tidings_events_published_total{topic="posts"}"#] ?? 0, 1)
@@ -88,7 +89,7 @@ final class MetricsTests: XCTestCase {
         let failing = try TidingsProcess(arguments: ["--feed-url", "http://127.0.0.1:\(server.port)/no/such/feed"])
         defer { failing.stop() }
         XCTAssertEqual(try failing.get("/posts?wait=10").json?["state"] as? String, "failed")
-        XCTAssertTrue(try failing.eventually { try scrape(failing)[#"tidings_upstream_fetches_total{outcome="http_error"}"#] ?? 0 >= 1 })
+        XCTAssertTrue(try eventually { try scrape(failing)[#"tidings_upstream_fetches_total{outcome="http_error"}"#] ?? 0 >= 1 })
     }
 
     func testOpenStreamsGaugeGoesUpAndDown() throws {
@@ -98,7 +99,7 @@ final class MetricsTests: XCTestCase {
         let second = try server.openEventStream("/preferences/age/events")
         XCTAssertEqual(first.reply.status, 200)
         XCTAssertEqual(second.reply.status, 200)
-        XCTAssertTrue(try server.eventually { try scrape(server)["tidings_open_streams"] == 2 })
+        XCTAssertTrue(try eventually { try scrape(server)["tidings_open_streams"] == 2 })
         let samples = try scrape(server)
         XCTAssertEqual(samples[requests("/events", "GET", 200)], 1)
         XCTAssertEqual(samples[requests("/preferences/{key}/events", "GET", 200)], 1)
@@ -108,9 +109,9 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(try second.nextEvent().json?["value"] as? Int, 11)
 
         shutdown(first.connection.fd, Int32(SHUT_RDWR))
-        XCTAssertTrue(try server.eventually { try scrape(server)["tidings_open_streams"] == 1 })
+        XCTAssertTrue(try eventually { try scrape(server)["tidings_open_streams"] == 1 })
         shutdown(second.connection.fd, Int32(SHUT_RDWR))
-        XCTAssertTrue(try server.eventually { try scrape(server)["tidings_open_streams"] == 0 })
+        XCTAssertTrue(try eventually { try scrape(server)["tidings_open_streams"] == 0 })
     }
 
     func testMetricsNeedTheReadTokenWhenSet() throws {

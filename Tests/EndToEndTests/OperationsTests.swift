@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// The real binary: listening line, operational endpoints, flags/env, graceful signals.
 final class OperationsTests: XCTestCase {
@@ -28,7 +29,7 @@ final class OperationsTests: XCTestCase {
         XCTAssertNotEqual(server.port, 1)
         XCTAssertEqual(try server.get("/healthz").status, 200)
         XCTAssertEqual(server.stop(), 0)
-        XCTAssertTrue(server.eventually { server.log.contains("debug") }, "TIDINGS_LOG_LEVEL=debug was not applied:\n\(server.log)")
+        XCTAssertTrue(eventually { server.log.contains("debug") }, "TIDINGS_LOG_LEVEL=debug was not applied:\n\(server.log)")
 
         XCTAssertThrowsError(try TidingsProcess(environment: ["TIDINGS_TEXT_CASE": "sideways"])) { error in
             XCTAssertTrue("\(error)".contains("text-case"), "\(error)")
@@ -45,7 +46,7 @@ final class OperationsTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 10)
         XCTAssertTrue(idle.waitForClose(timeout: 2), "idle keep-alive connection left open")
         XCTAssertThrowsError(try server.connect(), "still accepting after exit")
-        XCTAssertTrue(server.eventually { server.log.contains("shutdown complete") }, server.log)
+        XCTAssertTrue(eventually { server.log.contains("shutdown complete") }, server.log)
     }
 
     func testSigintAlsoExitsZero() throws {

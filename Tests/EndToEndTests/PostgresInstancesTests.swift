@@ -38,7 +38,7 @@ final class PostgresInstancesTests: XCTestCase {
         XCTAssertEqual(try a.put("age", 42).status, 200)
         XCTAssertEqual(try a.post(thing: "brb").status, 201)
         XCTAssertEqual(try a.put("name", "zed").status, 200)
-        XCTAssertTrue(b.eventually { (try? b.currentRevision()) == (try? a.currentRevision()) })
+        XCTAssertTrue(eventually { (try? b.currentRevision()) == (try? a.currentRevision()) })
         let resumed = try b.openEventStream("/events?topics=preferences,things", headers: ["Last-Event-ID": first])
         let replay = try resumed.nextEvents(3)
         XCTAssertEqual(replay.map(\.name), ["preference", "things", "preference"])
@@ -52,7 +52,7 @@ final class PostgresInstancesTests: XCTestCase {
             let current = try a.put("age", 100 + round)
             XCTAssertEqual(current.status, 200)
             let revision = try XCTUnwrap(current.value?["revision"]?.intValue)
-            XCTAssertTrue(b.eventually { (try? b.currentRevision()) == UInt64(revision) })
+            XCTAssertTrue(eventually { (try? b.currentRevision()) == UInt64(revision) })
             let statuses = Locked<[Int]>([])
             let ports = [a.port, b.port]
             concurrently(2) { index in
@@ -114,7 +114,7 @@ final class PostgresInstancesTests: XCTestCase {
         // The killed instance's last batch may still commit after the kill (PostgreSQL finishes
         // the statement): compare once B has caught up with what a fresh instance reads.
         let restarted = try instance()
-        XCTAssertTrue(b.eventually(timeout: 10) { (try? b.currentRevision()) == (try? restarted.currentRevision()) })
+        XCTAssertTrue(eventually(within: 10) { (try? b.currentRevision()) == (try? restarted.currentRevision()) })
         let stored = try XCTUnwrap(b.get("/preferences/numberOfItems").value?["value"]?.intValue)
         let client = stored / 1_000_000, n = stored % 1_000_000
         XCTAssertNotNil(values[client] ?? (n > 0 ? n : nil), "the stored value was written by a client")
@@ -144,18 +144,18 @@ final class PostgresInstancesTests: XCTestCase {
 
         try cluster.stop(immediate: true)
         // While it is down: reads from memory, writes 503 with Retry-After, /readyz 503.
-        XCTAssertTrue(try a.eventually(timeout: 10) {
+        XCTAssertTrue(try eventually(within: 10) {
             let reply = try a.put("age", 2)
             return reply.status == 503 && reply.header("Retry-After") != nil
         }, "writes answer 503 with Retry-After while the database is down")
         XCTAssertEqual(try a.get("/preferences/age").value?["value"], 1, "reads are served from memory")
-        XCTAssertTrue(a.eventually(timeout: 10) { (try? a.get("/readyz").status) == 503 })
+        XCTAssertTrue(eventually(within: 10) { (try? a.get("/readyz").status) == 503 })
         XCTAssertEqual(try b.get("/healthz").status, 200)
 
         try cluster.start()
-        XCTAssertTrue(a.eventually(timeout: 20) { (try? a.put("age", 3).status) == 200 }, "writes work again")
-        XCTAssertTrue(a.eventually(timeout: 10) { (try? a.get("/readyz").status) == 200 })
-        XCTAssertTrue(b.eventually(timeout: 10) { (try? b.get("/readyz").status) == 200 })
+        XCTAssertTrue(eventually(within: 20) { (try? a.put("age", 3).status) == 200 }, "writes work again")
+        XCTAssertTrue(eventually(within: 10) { (try? a.get("/readyz").status) == 200 })
+        XCTAssertTrue(eventually(within: 10) { (try? b.get("/readyz").status) == 200 })
         XCTAssertEqual(try a.post(thing: "back").status, 201)
         // B's stream, open all along, continues with the next ids: no gap, no duplicate.
         var ids = [UInt64(before.id!)!]

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// A `posts` event does not make the loop re-parse the whole stored document: this instance's
 /// own documents are recognised by their fetch time (read from the document's front), and
@@ -59,14 +60,14 @@ final class PostsAdoptionCostTests: XCTestCase {
         let b = try TidingsProcess(arguments: arguments, dataDirectory: directory.url)
         defer { b.stop() }
         try a.settledPosts("loaded")
-        XCTAssertTrue(b.eventually(timeout: 10) { (try? b.posts().state) == "loaded" })
+        XCTAssertTrue(eventually(within: 10) { (try? b.posts().state) == "loaded" })
         let probe = try refreshing(a, upstream, while: b)
         print("B while A refreshes a 4 MB feed: \(probe.summary)")
         XCTAssertGreaterThanOrEqual(probe.attacks, 3)
         probe.assertResponsive()
         // B still takes A's latest posts.
         let latest = try a.posts()
-        XCTAssertTrue(b.eventually(timeout: 10) { (try? b.posts().fetchedAt) == latest.fetchedAt }, "B did not adopt A's posts")
+        XCTAssertTrue(eventually(within: 10) { (try? b.posts().fetchedAt) == latest.fetchedAt }, "B did not adopt A's posts")
         XCTAssertEqual(try b.posts().postTitles.first, latest.postTitles.first)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// `posts` events on `/posts/events` and `/events`: one per change a client cares about, none
 /// for a 304 or an identical body, ids that are revisions, in the order the states happened.
@@ -136,7 +137,7 @@ final class PostsEventsTests: XCTestCase {
         // The snapshot shows the last announced state; the announcement of `loaded` may follow it.
         _ = try events(until: "loaded", on: stream)
         // Background refreshes answered 304: silent.
-        XCTAssertTrue(server.eventually(timeout: 3) { upstream.requestCount >= 3 })
+        XCTAssertTrue(eventually(within: 3) { upstream.requestCount >= 3 })
         XCTAssertTrue(quiet(stream, for: 0.3))
         // New content is picked up by the next background refresh, as one event.
         upstream.behaviour = .posts(PostsFixture.otherFeed, etag: "v2")

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// A bad upstream: each failure kind has its own message, the last good posts are kept and
 /// served, and automatic retries back off exponentially.
@@ -52,7 +53,7 @@ final class PostsFailureTests: XCTestCase {
         // Each fetch's outcome was counted (the metrics hook also logs it at debug level).
         for outcome in ["success", "http_error", "invalid_body", "too_large", "timeout", "connection_error"] {
             // The server's stderr reaches the test through a pipe: wait for the line, do not race it.
-            XCTAssertTrue(server.eventually { server.log.contains("outcome=\(outcome)") },
+            XCTAssertTrue(eventually { server.log.contains("outcome=\(outcome)") },
                           "no \(outcome) fetch logged:\n\(server.log)")
         }
     }
@@ -80,9 +81,9 @@ final class PostsFailureTests: XCTestCase {
         XCTAssertEqual(failed.error?["upstreamStatus"] as? Int, 503)
         // Nobody asks again: the retries are the loader's own (after 1 s, 2 s, 4 s). The fourth
         // request succeeds, which ends the failure without anyone asking.
-        XCTAssertTrue(server.eventually(timeout: 5) { upstream.requestCount >= 3 }, "only \(upstream.requestCount) requests")
+        XCTAssertTrue(eventually(within: 5) { upstream.requestCount >= 3 }, "only \(upstream.requestCount) requests")
         upstream.behaviour = .posts(PostsFixture.feed)
-        XCTAssertTrue(try server.eventually(timeout: 6) { try server.posts().state == "loaded" })
+        XCTAssertTrue(try eventually(within: 6) { try server.posts().state == "loaded" })
         XCTAssertEqual(try server.posts().postTitles, ["One", "Two", "Spaced"])
         let times = upstream.requests.map(\.at)
         XCTAssertEqual(times.count, 4)

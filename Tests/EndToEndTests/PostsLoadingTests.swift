@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// The posts feed against a real upstream on loopback: one load however many readers, `?wait=`,
 /// single posts, refresh joining, cancel, a responsive loop while the upstream hangs, and the
@@ -156,7 +157,7 @@ final class PostsLoadingTests: XCTestCase {
         let cancel = try server.request("POST", "/posts/cancel")
         XCTAssertEqual(cancel.status, 200)
         XCTAssertEqual(cancel.json?["cancelled"] as? Bool, true)
-        XCTAssertTrue(server.eventually(timeout: 3) { !waited.all.isEmpty })
+        XCTAssertTrue(eventually(within: 3) { !waited.all.isEmpty })
         XCTAssertEqual(waited.all.first?.0, "idle")
         XCTAssertLessThan(waited.all.first?.1 ?? 99, 2)
         XCTAssertEqual(try server.request("POST", "/posts/cancel").json?["cancelled"] as? Bool, false)
@@ -255,7 +256,7 @@ final class PostsShutdownTests: XCTestCase {
         let started = Date()
         XCTAssertEqual(server.stop(signal: SIGTERM), 0, server.log)
         XCTAssertLessThan(Date().timeIntervalSince(started), 3, "shutdown waited for the feed")
-        XCTAssertTrue(server.eventually(timeout: 2) { !answered.all.isEmpty })
+        XCTAssertTrue(eventually(within: 2) { !answered.all.isEmpty })
         XCTAssertEqual(answered.all.first, 200, "the waiting reader got its answer before the exit")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// openapi.yaml `GET /openapi.yaml` and `GET /preferences/schema`: the contract and the declarations a
 /// running server serves follow its declarations, and the repository's openapi.yaml is exactly

@@ -103,7 +103,7 @@ final class SeveralInstancesSQLiteTests: XCTestCase {
                 guard let data = byRevision[ack.revision] else {
                     XCTFail("stream \(index) missed acknowledged revision \(ack.revision)"); break
                 }
-                XCTAssertTrue(data.contains("\"value\":\(ack.value)"), "stream \(index) revision \(ack.revision): \(data)")
+                XCTAssertEqual(JSONValue.parse(Array(data.utf8))?["value"], .number(Double(ack.value)), "stream \(index) revision \(ack.revision): \(data)")
             }
         }
         // Stored once: the durable value of each key is its last acknowledged write.
@@ -133,7 +133,7 @@ final class SeveralInstancesPostsTests: XCTestCase {
         XCTAssertEqual(try a.posts(wait: 10).state, "loaded")
         // Whichever instance fetched last, both end serving the same stored document (B takes
         // A's fetch instead of asking upstream again, or A takes B's if B's first read raced it).
-        XCTAssertTrue(try a.eventually(timeout: 5) {
+        XCTAssertTrue(try eventually(within: 5) {
             let onA = try a.get("/posts").text, onB = try b.get("/posts").text
             return onA == onB && onA.contains(#""state":"loaded""#)
         }, "the same document on both instances")

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// Sizes counted so a client cannot grow them: things in Unicode scalars after NFC, string
 /// preferences without a `maxLength`, the keys a PATCH may name (measured: `/healthz` stays

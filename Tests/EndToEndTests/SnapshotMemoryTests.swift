@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// Streams that open at one revision share its snapshot's frames: 200 streams that never read
 /// held 1.9 MiB each with a 2 MB feed before (each its own copy of the snapshot).
@@ -69,9 +70,9 @@ final class SnapshotMemoryTests: XCTestCase {
         // A reader alongside, which keeps reading (heartbeats) and so stays open.
         let reader = try server.openEventStream("/events?topics=preferences&keys=age")
         XCTAssertEqual(try reader.nextEvent().name, "preference")
-        XCTAssertTrue(try server.eventually(timeout: 5) { try openStreams(server) == 2 })
+        XCTAssertTrue(try eventually(within: 5) { try openStreams(server) == 2 })
         let opened = Date()
-        XCTAssertTrue(try server.eventually(timeout: 15) { try openStreams(server) == 1 }, "the stuck stream was not closed")
+        XCTAssertTrue(try eventually(within: 15) { try openStreams(server) == 1 }, "the stuck stream was not closed")
         let after = Date().timeIntervalSince(opened)
         print("a stream that stopped reading was closed after \(String(format: "%.1f", after)) s (heartbeat 1 s)")
         XCTAssertGreaterThan(after, 2, "closed before it could have missed four heartbeats")

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// Streams that never read, against a 2 MB posts feed, half of them gzip (whose snapshot is
 /// deflated per stream, so not shared): the server's memory stays bounded while they pile up
@@ -44,7 +45,7 @@ final class StuckStreamsMemoryTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(held.count, Self.stuckStreams, "not every stuck stream was opened")
         // Streams open in order: once a later one has its snapshot, all of them have theirs queued.
         XCTAssertEqual(try server.openEventStream("/posts/events").nextEvent(timeout: 20).name, "posts")
-        XCTAssertTrue(try server.eventually(timeout: 20) { try openStreams(server) == 1 },
+        XCTAssertTrue(try eventually(within: 20) { try openStreams(server) == 1 },
                       "stuck streams still open: \(String(describing: try? openStreams(server)))")
         let after = try XCTUnwrap(UpstreamHardeningTests.peakResidentKiB(server.process.processIdentifier))
         print("\(Self.stuckStreams) streams that never read a 2 MB snapshot: peak RSS \(before) -> \(after) KiB; \(probe.summary)")

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// openapi.yaml "Things", one test per rule, against the real binary and a real SQLite file.
 final class ThingsTests: XCTestCase {

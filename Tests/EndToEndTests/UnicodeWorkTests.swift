@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// Unicode work on client text stays bounded and off the loop's critical path: text is bounded
 /// before it is normalised, runs of combining marks longer than 30 (Unicode's stream-safe limit)
@@ -154,7 +155,7 @@ final class ShutdownDeadlineTests: XCTestCase {
         let server = try TidingsProcess(environment: ["TIDINGS_TEST_STALL_ON_SIGUSR1": "1"])
         defer { server.stop() }
         kill(server.process.processIdentifier, SIGUSR1)
-        XCTAssertTrue(server.eventually(timeout: 5) { server.log.contains("stalling the loop") }, server.log)
+        XCTAssertTrue(eventually(within: 5) { server.log.contains("stalling the loop") }, server.log)
         // The loop is held: a request gets no answer.
         let connection = try server.connect(timeout: 1)
         connection.send("GET", "/healthz")

@@ -2,6 +2,7 @@ import Foundation
 import OpenCombine
 import XCTest
 @testable import Observing
+import TestFixtures
 
 /// Idea 7: the data loader — one load however many callers, failures keep the last good
 /// value, cancel, conditional requests, back-off.
@@ -200,12 +201,8 @@ final class DataLoaderTests: XCTestCase {
     /// Polls (with a deadline) until the scripted upstream received `count` requests.
     private func waitUntilUpstream(_ upstream: ScriptedUpstream, hasSeen count: Int,
                                    file: StaticString = #filePath, line: UInt = #line) async {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while await upstream.requestCount < count {
-            if ContinuousClock.now > deadline {
-                return XCTFail("the upstream never saw \(count) requests", file: file, line: line)
-            }
-            try? await Task.sleep(for: .milliseconds(1))
+        if await !eventually(within: 10, every: 0.001, { await upstream.requestCount >= count }) {
+            XCTFail("the upstream never saw \(count) requests", file: file, line: line)
         }
     }
 }

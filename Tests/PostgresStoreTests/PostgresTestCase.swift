@@ -86,13 +86,8 @@ func waitUntil(
     _ what: String, timeout: TimeInterval = 10, file: StaticString = #filePath, line: UInt = #line,
     _ condition: () async throws -> Bool
 ) async rethrows {
-    let deadline = Date().addingTimeInterval(timeout)
-    while try await !condition() {
-        if Date() > deadline {
-            XCTFail("timed out after \(timeout) s waiting for \(what)", file: file, line: line)
-            return
-        }
-        try? await Task.sleep(for: .milliseconds(10))
+    if try await !eventually(within: timeout, condition) {
+        XCTFail("timed out after \(timeout) s waiting for \(what)", file: file, line: line)
     }
 }
 

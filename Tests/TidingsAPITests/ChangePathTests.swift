@@ -6,6 +6,7 @@ import TidingsModel
 import TidingsStore
 import XCTest
 @testable import TidingsAPI
+import TestFixtures
 
 /// The one change path in-process: ``ChangeFeed`` and ``TidingsState/apply(_:)`` with no
 /// binary and no socket.
@@ -27,10 +28,8 @@ final class ChangePathTests: XCTestCase {
 
     /// Waits on the main actor (the feed's reads hop back here) until `condition` holds.
     private func eventually(_ what: String, timeout: Double = 5, _ condition: () -> Bool) async {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            if Date() > deadline { return XCTFail("timed out waiting for \(what)") }
-            try? await Task.sleep(for: .milliseconds(2))
+        if await !TestFixtures.eventually(within: timeout, every: 0.002, { () async in condition() }) {
+            XCTFail("timed out waiting for \(what)")
         }
     }
 

@@ -3,6 +3,7 @@ import Observing
 import OpenCombine
 import TidingsClient
 import XCTest
+import TestFixtures
 
 /// The library's container and wrappers over a live server: reads, per-key publishers,
 /// writes through the binding, conflicts and refusals.
@@ -62,7 +63,7 @@ final class LivePreferencesTests: XCTestCase {
         await readerNames.waitForLatest("the reader's name publisher") { $0 == "alice" }
         XCTAssertEqual(readerScreen.name, "alice")
         let onServer = try await PlainHTTP.send("GET", server.url.appendingPathComponent("preferences/name"))
-        XCTAssertTrue(onServer.body.contains("\"value\":\"alice\""), onServer.body)
+        XCTAssertEqual(onServer.json?["value"], "alice", onServer.body)
     }
 
     func testSeveralKeysAtOnceAndAResetGoThroughTheContainer() async throws {
@@ -139,7 +140,7 @@ final class LivePreferencesTests: XCTestCase {
         XCTAssertEqual(screens[winner].name, winnerValue)
         XCTAssertFalse(names[winner].values.contains(["alice", "bob"][loser]))
         let onServer = try await PlainHTTP.send("GET", server.url.appendingPathComponent("preferences/name"))
-        XCTAssertTrue(onServer.body.contains("\"value\":\"\(winnerValue)\""), onServer.body)
+        XCTAssertEqual(onServer.json?["value"], .string(winnerValue), onServer.body)
     }
 
     func testARefusedValueIsATypedErrorAndTheValueStaysTheServers() async throws {

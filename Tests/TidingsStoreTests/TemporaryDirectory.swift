@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// A fresh directory under the system temp dir, removed when the test ends.
 func makeTemporaryDirectory(_ test: XCTestCase, file: StaticString = #filePath, line: UInt = #line) -> URL {
@@ -14,12 +15,7 @@ func waitUntil(
     timeout: TimeInterval = 10, _ what: String, file: StaticString = #filePath, line: UInt = #line,
     _ condition: () throws -> Bool
 ) async rethrows {
-    let deadline = Date().addingTimeInterval(timeout)
-    while try !condition() {
-        if Date() > deadline {
-            XCTFail("timed out waiting for \(what)", file: file, line: line)
-            return
-        }
-        try? await Task.sleep(nanoseconds: 1_000_000)
+    if try await !eventually(within: timeout, every: 0.001, { () async throws in try condition() }) {
+        XCTFail("timed out waiting for \(what)", file: file, line: line)
     }
 }

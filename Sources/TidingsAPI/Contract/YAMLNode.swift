@@ -33,12 +33,6 @@ indirect enum YAMLNode: Equatable, Sendable {
         return members.first { $0.key == key }?.value
     }
 
-    /// This mapping without `key`.
-    func removing(_ key: String) -> YAMLNode {
-        guard case let .mapping(members) = self else { return self }
-        return .mapping(members.filter { $0.key != key })
-    }
-
     /// This mapping with `key` set: replaced in place when present, appended otherwise.
     func setting(_ key: String, _ value: YAMLNode) -> YAMLNode {
         guard case var .mapping(members) = self else { return self }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestFixtures
 
 /// Checks `reply` is an RFC 9457 problem with `status`: the status line, `Content-Type:
 /// application/problem+json`, a `Tidings-Revision` header, and a body with string `type`,

@@ -165,16 +165,6 @@ final class TidingsProcess {
     func openEventStream(_ target: String, headers: [String: String] = [:]) throws -> EventStreamReader {
         try connect().openEventStream(target, headers: headers)
     }
-
-    /// Polls `condition` every 20 ms until it holds or `timeout` passes.
-    func eventually(timeout: Double = 5, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        repeat {
-            if try condition() { return true }
-            usleep(20_000)
-        } while Date() < deadline
-        return false
-    }
 }
 
 /// The server's stderr, appended from FileHandle's reader thread.

@@ -1,5 +1,6 @@
 import EventHTTP
 import Foundation
+import TestFixtures
 
 /// Runs an `HTTPServer` on an `EventLoop` on a background thread for a test.
 /// The server is only touched on the loop thread (or before the loop starts).
@@ -37,12 +38,7 @@ final class LoopThread: @unchecked Sendable {
 
     /// Polls `condition` on the loop thread until true or timeout.
     func eventually(timeout: Double = 5, _ condition: @escaping (HTTPServer) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if sync(condition) { return true }
-            usleep(10_000)
-        }
-        return false
+        TestFixtures.eventually(within: timeout) { sync(condition) }
     }
 
     func stop() {

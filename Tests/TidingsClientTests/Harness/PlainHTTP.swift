@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -8,6 +9,8 @@ enum PlainHTTP {
     struct Answer {
         let status: Int
         let body: String
+        /// The body as JSON, compared by value (nil when it is not JSON).
+        var json: JSONValue? { JSONValue.parse(Array(body.utf8)) }
     }
 
     static func send(_ method: String, _ url: URL, json: String? = nil, headers: [String: String] = [:]) async throws -> Answer {

@@ -1,6 +1,7 @@
 import Foundation
 import OpenCombine
 import XCTest
+import TestFixtures
 
 /// Everything a publisher sent since ``init(_:)``, with waits for a condition on it that fail
 /// after a deadline (no sleeping in the hope that something happened).
@@ -54,12 +55,7 @@ final class Recorder<Value> {
 @MainActor
 func eventually(_ what: String, within seconds: Double = 15, file: StaticString = #filePath, line: UInt = #line,
                 _ condition: () -> Bool) async {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            XCTFail("timed out after \(seconds) s waiting for \(what)", file: file, line: line)
-            return
-        }
-        try? await Task.sleep(for: .milliseconds(10))
+    if await !TestFixtures.eventually(within: seconds, { () async in condition() }) {
+        XCTFail("timed out after \(seconds) s waiting for \(what)", file: file, line: line)
     }
 }
