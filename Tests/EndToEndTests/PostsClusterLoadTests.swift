@@ -37,7 +37,8 @@ final class PostsClusterLoadTests: XCTestCase {
             XCTAssertEqual(answers.map(\.postTitles), [["Round \(round)"], ["Round \(round)"]], "round \(round)")
             XCTAssertEqual(answers[0].fetchedAt, answers[1].fetchedAt, "round \(round): one document")
             XCTAssertNotNil(answers[0].fetchedAt)
-            XCTAssertEqual(upstream.requestCount - before, 1, "round \(round): two refreshes at once, one upstream request")
+            XCTAssertEqual(upstream.requestCount - before, 1, "round \(round): two refreshes at once, one upstream request; logs:\n"
+                           + (a.log + b.log).split(separator: "\n").filter { $0.contains("posts") }.joined(separator: "\n"))
         }
     }
 

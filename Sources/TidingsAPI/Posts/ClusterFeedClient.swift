@@ -40,6 +40,11 @@ struct ClusterFeedClient: HTTPClient {
             }
         }
         gate.setJoining(false)
+        // Ended meanwhile (the holder's outcome, or abandoned): no request, and the lease goes back.
+        if Task.isCancelled {
+            await load.release()
+            throw CancellationError()
+        }
         do {
             let response = try await base.send(request)
             await load.release()
