@@ -58,6 +58,21 @@ final class UpstreamHardeningTests: XCTestCase {
         XCTAssertGreaterThan(upstream.requestCount, messages.all.count, "each refresh went upstream")
     }
 
+    /// The upstream's head is bounded too: 80 KiB of fields is refused with a message saying so
+    /// (a small head of the same kind is read as usual).
+    func test_an_upstream_head_over_64_KiB_is_refused() throws {
+        let upstream = try UpstreamServer()
+        defer { upstream.stop() }
+        upstream.behaviour = .hugeHead(kibibytes: 8)
+        let server = try PostsFixture.server(upstream, timeout: 5)
+        defer { server.stop() }
+        XCTAssertEqual(try server.settledPosts("loaded").posts.count, 0, "an 8 KiB head is fine")
+        upstream.behaviour = .hugeHead(kibibytes: 80)
+        XCTAssertEqual(try server.request("POST", "/posts/refresh").status, 202)
+        let failed = try server.settledPosts("failed")
+        XCTAssertEqual(failed.message, "The upstream feed's answer was refused: its header section is larger than 64 KiB.")
+    }
+
     func test_redirects_only_to_the_same_scheme_host_and_port() throws {
         let upstream = try UpstreamServer()
         defer { upstream.stop() }

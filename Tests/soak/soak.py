@@ -240,8 +240,8 @@ def open_descriptors():
     return sorted(out)
 
 
-# The store opens its WAL files on the first write, and the posts client (libcurl) its timer
-# and a keep-alive connection on the first fetch: the baseline is taken after both.
+# The store opens its WAL files on the first write; the posts client (libcurl) holds
+# descriptors only while a fetch runs. The baseline is taken after a write and a fetch.
 setup = Client()
 setup.request("PUT", "/preferences/age", '{"value": 1}')
 setup.request("GET", "/posts?wait=5")

@@ -45,6 +45,8 @@ final class UpstreamServer: Sendable {
         /// 200 with an identity body that never ends (no `Content-Length`, close-delimited),
         /// written as fast as the socket takes it until the reader goes away.
         case endless
+        /// 200 whose head is `kibibytes` KiB of fields, then a valid feed.
+        case hugeHead(kibibytes: Int)
     }
 
     /// One request as the upstream saw it.
@@ -176,6 +178,10 @@ final class UpstreamServer: Sendable {
             send(fd, Array("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
         case let .redirect(location):
             write(fd, status: 302, headers: ["Location": location], body: [])
+        case let .hugeHead(kibibytes):
+            var head = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+            for index in 0..<kibibytes { head += "X-Filler-\(index): \(String(repeating: "f", count: 1000))\r\n" }
+            send(fd, Array((head + "\r\n[]").utf8))
         case .endless:
             guard send(fd, Array("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n[".utf8)) else { return }
             let piece = [UInt8](repeating: UInt8(ascii: " "), count: 256 << 10)

@@ -58,6 +58,45 @@ extension ChangeStoreConformance {
         XCTAssertEqual(snapshot.revision, 1)
     }
 
+    /// ``ChangeStore/close()`` while commits are in flight: each one either was acknowledged
+    /// (and is durable: a reopened store holds it) or throws ``StoreError/closed`` (and wrote
+    /// nothing); none is lost or left hanging.
+    static func closeAnswersEveryCommitInFlight(_ maker: some ChangeStoreMaker) async throws {
+        let database = try maker.newDatabase()
+        let store = try await maker.open(database, limits: ChangeStoreLimits())
+        let outcomes = await withTaskGroup(of: (Int, Result<[Change], StoreError>).self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    do {
+                        return (index, .success(try await store.commit([set("k\(index)", "\(index)")])))
+                    } catch {
+                        return (index, .failure(error as? StoreError ?? .database("\(error)")))
+                    }
+                }
+            }
+            group.addTask {
+                await store.close()
+                return (-1, .success([]))
+            }
+            var outcomes: [Int: Result<[Change], StoreError>] = [:]
+            for await (index, outcome) in group where index >= 0 { outcomes[index] = outcome }
+            return outcomes
+        }
+        var acknowledged: [String: StoredPreference] = [:]
+        for (index, outcome) in outcomes {
+            switch outcome {
+            case let .success(changes):
+                XCTAssertEqual(changes.count, 1, "write \(index)")
+                if let change = changes.first { acknowledged["k\(index)"] = StoredPreference(json: "\(index)", revision: change.revision) }
+            case let .failure(error): XCTAssertEqual(error, .closed, "write \(index)")
+            }
+        }
+        let reopened = try await maker.open(database, limits: ChangeStoreLimits())
+        let snapshot = try await reopened.loadSnapshot()
+        XCTAssertEqual(snapshot.preferences, acknowledged, "exactly the acknowledged writes are stored")
+        XCTAssertEqual(snapshot.revision, UInt64(acknowledged.count))
+    }
+
     /// A lease has one holder at a time: the holder renews, another holder is refused until it
     /// expires and then takes it; names are separate leases.
     static func aLeaseHasOneHolderUntilItExpires(_ maker: some ChangeStoreMaker) async throws {

@@ -30,4 +30,5 @@ final class PostgresConformanceTests: PostgresTestCase, ChangeStoreMaker {
     func testRevisionsAreContiguousAcrossConcurrentInstances() async throws { try await ChangeStoreConformance.revisionsAreContiguousAcrossConcurrentInstances(self) }
     func testIfMatchOnOneRevisionThroughTwoInstancesSucceedsOnce() async throws { try await ChangeStoreConformance.ifMatchOnOneRevisionThroughTwoInstancesSucceedsOnce(self) }
     func testTheSameThingThroughTwoInstancesIsAddedOnce() async throws { try await ChangeStoreConformance.theSameThingThroughTwoInstancesIsAddedOnce(self) }
+    func testCloseAnswersEveryCommitInFlight() async throws { try await ChangeStoreConformance.closeAnswersEveryCommitInFlight(self) }
 }

@@ -39,4 +39,5 @@ final class SQLiteConformanceTests: XCTestCase, ChangeStoreMaker {
     func testRevisionsAreContiguousAcrossConcurrentInstances() async throws { try await ChangeStoreConformance.revisionsAreContiguousAcrossConcurrentInstances(self) }
     func testIfMatchOnOneRevisionThroughTwoInstancesSucceedsOnce() async throws { try await ChangeStoreConformance.ifMatchOnOneRevisionThroughTwoInstancesSucceedsOnce(self) }
     func testTheSameThingThroughTwoInstancesIsAddedOnce() async throws { try await ChangeStoreConformance.theSameThingThroughTwoInstancesIsAddedOnce(self) }
+    func testCloseAnswersEveryCommitInFlight() async throws { try await ChangeStoreConformance.closeAnswersEveryCommitInFlight(self) }
 }

@@ -49,6 +49,17 @@ final class CurlTransfer: Sendable {
     private var isCancelled: Bool { control.withLock { $0.cancelled } }
 
     private func run() -> Outcome {
+        // What the handles point at is freed after them (defers run in reverse).
+        let receiver = CurlReceiver(limit: request.maxBodyBytes)
+        let errors = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        defer { errors.deallocate() }
+        let fields = Self.fieldList(request.headers)
+        defer { curl_slist_free_all(fields) }
+        return withExtendedLifetime(receiver) { run(receiver: receiver, errors: errors, fields: fields) }
+    }
+
+    private func run(receiver: CurlReceiver, errors: UnsafeMutablePointer<CChar>,
+                     fields: UnsafeMutablePointer<curl_slist>?) -> Outcome {
         guard let multi = curl_multi_init() else { return .failure(.connectionFailed("libcurl could not start a transfer")) }
         defer { curl_multi_cleanup(multi) }
         guard let easy = curl_easy_init() else { return .failure(.connectionFailed("libcurl could not start a transfer")) }
@@ -60,12 +71,6 @@ final class CurlTransfer: Sendable {
         }
         guard registered else { return .failure(.cancelled) }
         defer { control.withLock { $0.multi = nil } }
-
-        let receiver = CurlReceiver(limit: request.maxBodyBytes)
-        let errors = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
-        defer { errors.deallocate() }
-        let fields = Self.fieldList(request.headers)
-        defer { curl_slist_free_all(fields) }
         configure(easy, receiver: receiver, fields: fields, errors: errors)
 
         let deadline = ContinuousClock.now + request.timeout
