@@ -38,6 +38,15 @@ public protocol ChangeStore: AnyObject, Sendable, HistoryStore {
     ///   the change right after `revision`: reload with ``loadSnapshot()`` instead.
     func changes(after revision: UInt64, limit: Int) async throws -> [Change]
 
+    /// ``changes(after:limit:)`` with the database's identity, its counter and the commit time
+    /// of the change at `revision`, all read in one transaction (see ``ChangePage``). Unlike
+    /// ``changes(after:limit:)`` it answers (with no changes) when the counter is below
+    /// `revision`, so the reader can tell why it must reload.
+    ///
+    /// - Throws: ``StoreError/changesPruned(oldestAvailable:)`` when the counter is not below
+    ///   `revision` but the table no longer holds the change right after it.
+    func changePage(after revision: UInt64, limit: Int) async throws -> ChangePage
+
     /// The newest retained changes, oldest first, at most `maxCount` of them and at most
     /// `maxBytes` bytes (counted with ``Change/byteCount``): the replay history at start-up.
     func recentChanges(maxCount: Int, maxBytes: Int) async throws -> [Change]

@@ -101,7 +101,7 @@ extension Database {
     }
 
     func readSnapshot() throws -> StoreSnapshot {
-        let meta = try Row.fetchOne(self, sql: "SELECT revision, thingsRevision FROM meta WHERE id = 1")
+        let meta = try Row.fetchOne(self, sql: "SELECT revision, thingsRevision, identity FROM meta WHERE id = 1")
         var preferences: [String: StoredPreference] = [:]
         for row in try Row.fetchAll(self, sql: "SELECT key, value, revision FROM preference") {
             let revision: Int64 = row["revision"]
@@ -116,27 +116,31 @@ extension Database {
         let thingsRevision: Int64 = meta?["thingsRevision"] ?? 0
         return StoreSnapshot(
             revision: UInt64(revision), preferences: preferences,
-            things: things, thingsRevision: UInt64(thingsRevision), posts: posts)
+            things: things, thingsRevision: UInt64(thingsRevision), posts: posts, identity: meta?["identity"])
     }
 
-    /// Change rows after `revision`, in order, at most `limit`. Throws
-    /// ``StoreError/changesPruned(oldestAvailable:)`` when the row right after `revision` is gone,
-    /// and when the counter is below `revision`: the database went back (a restore, a failover
-    /// that lost commits), so what the reader applied is not this database's history.
-    func readChanges(after revision: UInt64, limit: Int) throws -> [Change] {
-        guard limit > 0 else { return [] }
-        let current = try storedRevision()
-        if current < revision { throw StoreError.changesPruned(oldestAvailable: current + 1) }
-        guard current > revision else { return [] }
+    /// Change rows after `revision`, in order, at most `limit`, with the database's identity,
+    /// its counter and the commit time of the row at `revision` (one read transaction). Throws
+    /// ``StoreError/changesPruned(oldestAvailable:)`` when the counter is not below `revision`
+    /// but the row right after `revision` is gone.
+    func readChangePage(after revision: UInt64, limit: Int) throws -> ChangePage {
+        let meta = try Row.fetchOne(cachedStatement(sql: "SELECT revision, identity FROM meta WHERE id = 1"))
+        let counter: Int64 = meta?["revision"] ?? 0
+        let current = UInt64(counter)
+        let at = revision == 0 ? nil : try Int64.fetchOne(
+            cachedStatement(sql: "SELECT at FROM change WHERE revision = ?"), arguments: [Int64(clamping: revision)])
+        var page = ChangePage(identity: meta?["identity"], counter: current, committedAtReaderRevision: at, changes: [])
+        guard current > revision, limit > 0 else { return page }
         let oldest = try Int64.fetchOne(self, sql: "SELECT MIN(revision) FROM change").map(UInt64.init)
         // Every revision is logged, so the log must start at revision + 1 or earlier.
         if oldest.map({ $0 > revision + 1 }) ?? true {
             throw StoreError.changesPruned(oldestAvailable: oldest ?? current + 1)
         }
-        return try Row.fetchAll(
+        page.changes = try Row.fetchAll(
             cachedStatement(sql: "SELECT \(Self.changeColumns) FROM change WHERE revision > ? ORDER BY revision LIMIT ?"),
             arguments: [Int64(revision), limit]
         ).map(Self.change)
+        return page
     }
 
     /// The newest rows, oldest first, within `maxCount` rows and `maxBytes` bytes.

@@ -109,8 +109,15 @@ public final class SQLiteStore: ChangeStore {
         }
     }
 
+    /// Also throws ``StoreError/changesPruned(oldestAvailable:)`` when the counter is below
+    /// `revision`: the file went back (restored from a copy), so what the reader applied is not its history.
     public func changes(after revision: UInt64, limit: Int) async throws -> [Change] {
-        try await read { try $0.readChanges(after: revision, limit: limit) }
+        guard limit > 0 else { return [] }
+        return try await changePage(after: revision, limit: limit).changes(after: revision)
+    }
+
+    public func changePage(after revision: UInt64, limit: Int) async throws -> ChangePage {
+        try await read { try $0.readChangePage(after: revision, limit: limit) }
     }
 
     public func recentChanges(maxCount: Int, maxBytes: Int) async throws -> [Change] {

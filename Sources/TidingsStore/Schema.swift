@@ -111,6 +111,12 @@ enum Schema {
                                arguments: [Int64(revision), base.json])
             }
         }
+        // v5: the database's identity, a random UUID written once (here, for a new file too),
+        // so that an instance notices when the file it reads is not the history it applied.
+        migrator.registerMigration("v5") { db in
+            try db.execute(sql: "ALTER TABLE meta ADD COLUMN identity TEXT")
+            try db.execute(sql: "UPDATE meta SET identity = ? WHERE id = 1", arguments: [UUID().uuidString.lowercased()])
+        }
         return migrator
     }
 }

@@ -10,11 +10,14 @@ public struct StoreSnapshot: Sendable, Hashable {
     public var thingsRevision: UInt64
     /// The posts document last stored with ``WriteOperation/setPosts(_:)`` and its revision.
     public var posts: StoredPosts?
+    /// The database's identity (see ``ChangePage/identity``); nil when the store has none.
+    public var identity: String?
 
     public init(
         revision: UInt64, preferences: [String: StoredPreference],
-        things: [String], thingsRevision: UInt64, posts: StoredPosts? = nil
+        things: [String], thingsRevision: UInt64, posts: StoredPosts? = nil, identity: String? = nil
     ) {
+        self.identity = identity
         self.revision = revision
         self.preferences = preferences
         self.things = things

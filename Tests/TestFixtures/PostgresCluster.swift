@@ -100,6 +100,32 @@ public final class PostgresCluster: @unchecked Sendable {
         ], as: serverUser, in: root, timeout: 60)
     }
 
+    /// `pg_dump -Fc` of the database into `name` under ``root`` (a backup); returns its path.
+    @discardableResult
+    public func dump(to name: String) throws -> String {
+        let path = root.appendingPathComponent(name).path
+        try FixtureProcess.run("\(binDirectory)/pg_dump", [
+            "-h", socketDirectory, "-p", "\(port)", "-U", "postgres", "-Fc", "-f", path, database,
+        ], as: serverUser, in: root, timeout: 60)
+        return path
+    }
+
+    /// Restores the dump at `path` (from ``dump(to:)``) into the database in place, in one
+    /// transaction: every object the dump holds is dropped and re-created with the dump's rows,
+    /// while clients stay connected (what an operator's restore of a backup does).
+    public func restore(from path: String) throws {
+        try FixtureProcess.run("\(binDirectory)/pg_restore", [
+            "-h", socketDirectory, "-p", "\(port)", "-U", "postgres", "--clean", "--if-exists",
+            "--single-transaction", "--exit-on-error", "-d", database, path,
+        ], as: serverUser, in: root, timeout: 60)
+    }
+
+    /// Drops the database (ending every connection to it) and creates it again, empty.
+    public func recreateDatabase() throws {
+        try psql("DROP DATABASE \"\(database)\" WITH (FORCE)", database: "postgres")
+        try psql("CREATE DATABASE \"\(database)\"", database: "postgres")
+    }
+
     /// Stops the server (immediately) if it runs and removes the directory. Safe to call twice.
     public func destroy() {
         let first: Bool = lock.withLock {

@@ -113,6 +113,26 @@ public final class DataLoader<Value: Sendable>: @preconcurrency ObservableObject
         return true
     }
 
+    /// Ends the running load with a value loaded elsewhere: instead of sending its own request,
+    /// this load joined one another server instance was running, whose outcome arrived through
+    /// the store. The state becomes `loaded` with the newer of `loaded` and what is held (the
+    /// other load may have found nothing new). Returns false when no load is running.
+    @discardableResult
+    public func finishJoined(_ loaded: Loaded<Value>, body: Data?) -> Bool {
+        guard let current = running else { return false }
+        current.task.cancel()
+        running = nil
+        if lastGood.map({ $0.fetchedAt < loaded.fetchedAt }) ?? true {
+            lastGood = loaded
+            lastBody = body
+            validators = Validators()
+        }
+        consecutiveFailures = 0
+        setState(.loaded(lastGood ?? loaded))
+        if let interval = policy.refreshInterval { schedule(after: interval) }
+        return true
+    }
+
     /// Waits until no load is running and returns the state (the server's `?wait=`).
     public func settled() async -> LoadState<Value> {
         while let current = running {

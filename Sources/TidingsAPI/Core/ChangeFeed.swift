@@ -10,7 +10,9 @@ import TidingsStore
 /// into one buffer and are applied by ``TidingsState/apply(_:)`` strictly in revision order,
 /// never skipping one: a gap (another instance's commit not read yet) is filled by reading the
 /// store before anything after it is applied. When the history no longer reaches back (pruned),
-/// memory is rebuilt from a snapshot. Nothing a store or another instance sends can stop the
+/// or the database is no longer the history this instance applied (``AppliedHistory``: a
+/// restore, a failover that lost commits, a re-created database), memory is rebuilt from a
+/// snapshot and streams get `reset`. Nothing a store or another instance sends can stop the
 /// loop: every inconsistency ends in a read or a reload, logged.
 ///
 /// Confined to the main actor (the event loop).
@@ -21,6 +23,7 @@ final class ChangeFeed {
     private let logger: Logger
     /// Received but not yet applicable (an earlier revision is missing), by revision.
     private var pending: [UInt64: Change] = [:]
+    private var history: AppliedHistory
     private var waiters: [(revision: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
     private var reading = false
     private var readRequested = false
@@ -29,7 +32,9 @@ final class ChangeFeed {
     /// Changes read per store round trip.
     private let pageSize = 512
 
-    init(store: any ChangeStore, state: TidingsState, logger: Logger) {
+    /// - Parameter identity: the identity of the database `state` was loaded from.
+    init(store: any ChangeStore, state: TidingsState, identity: String? = nil, logger: Logger) {
+        history = AppliedHistory(identity: identity)
         self.store = store
         self.state = state
         self.logger = logger
@@ -65,9 +70,12 @@ final class ChangeFeed {
         guard let first = changes.first, first.revision <= state.revision else { return deliver(changes) }
         // Usually a read (after the doorbell) applied this commit first; the store tells which.
         do {
-            _ = try await store.changes(after: state.revision, limit: 1)
+            let after = state.revision
+            let page = try await store.changePage(after: after, limit: 1)
+            if let divergence = history.divergence(of: page, readAfter: after, current: state.revision) {
+                await reload(because: "a commit took revision \(first.revision), at or below the applied one: \(divergence)")
+            }
         } catch StoreError.changesPruned {
-            logger.warning("a commit took revision \(first.revision), below what this instance applied: the database went back; reloading")
             await reload()
         } catch {
             // Unreachable right now: the feed's own reads retry; the commit itself is durable.
@@ -90,7 +98,7 @@ final class ChangeFeed {
 
     private func applyPending() {
         while let next = pending.removeValue(forKey: state.revision + 1) {
-            state.apply(next)
+            if state.apply(next) { history.applied(next) }
         }
         if !pending.isEmpty {
             pending = pending.filter { $0.key > state.revision }
@@ -124,10 +132,14 @@ final class ChangeFeed {
     private func read() async {
         do {
             while true {
-                let page = try await store.changes(after: state.revision, limit: pageSize)
-                deliver(page)
+                let after = state.revision
+                let page = try await store.changePage(after: after, limit: pageSize)
                 retryDelay = .milliseconds(50)
-                if page.count < pageSize { return }
+                if let divergence = history.divergence(of: page, readAfter: after, current: state.revision) {
+                    return await reload(because: divergence)
+                }
+                deliver(page.changes)
+                if page.changes.count < pageSize { return }
             }
         } catch StoreError.changesPruned {
             await reload()
@@ -141,12 +153,24 @@ final class ChangeFeed {
         }
     }
 
+    /// Rebuilds memory from the database, which no longer holds the history this instance
+    /// applied (`reason`, logged at warning with both identities or revisions).
+    private func reload(because reason: String) async {
+        logger.warning("the database is not the history this instance applied; reloading from it", metadata: [
+            "reason": "\(reason)", "applied": "\(state.revision)",
+        ])
+        await reload()
+    }
+
     private func reload() async {
         do {
             let snapshot = try await store.loadSnapshot()
-            pending = pending.filter { $0.key > snapshot.revision }
+            // What waits was read from the history memory is leaving; read again after the snapshot.
+            pending = [:]
             state.reload(snapshot)
-            applyPending()
+            history.reloaded(from: snapshot)
+            resumeWaiters()
+            ring()
         } catch {
             logger.warning("cannot reload from the store; retrying", metadata: ["error": "\(error)"])
             scheduleRetry()

@@ -50,7 +50,7 @@ public final class TidingsResources {
                      floor: retained.first.map { $0.revision - 1 } ?? snapshot.revision)
         state = TidingsState(preferences: preferences, snapshot: snapshot, textCase: textCase,
                              journal: journal, logger: app.logger)
-        feed = ChangeFeed(store: store, state: state, logger: app.logger)
+        feed = ChangeFeed(store: store, state: state, identity: snapshot.identity, logger: app.logger)
         writes = WritePipeline(state: state, store: store, feed: feed)
         writes.credentials = app.credentials
         feed.start()
@@ -90,6 +90,18 @@ public final class TidingsResources {
                 return true
             }
         }
+        // One upstream fetch at a time in the cluster: the others join it (ClusterFeedClient).
+        let loadSeconds = configuration.feedTimeout + 5
+        posts.loadLease = PostsLoadLease(
+            take: { [store, logger = app.logger] in
+                do {
+                    return try await store.acquireLease("posts-load", holder: holder, duration: .seconds(loadSeconds))
+                } catch {
+                    logger.warning("cannot take the posts load lease; fetching anyway", metadata: ["error": "\(error)"])
+                    return true
+                }
+            },
+            release: { [store] in _ = try? await store.acquireLease("posts-load", holder: holder, duration: .seconds(1)) })
         PostsRoutes(feed: posts).register(on: routes.resources)
         posts.reportFetches { TidingsMetrics.shared.recordUpstreamFetch(outcome: $0) }
         try SampleFeedRoutes(feed: SampleFeed.load()).register(on: routes.resources)

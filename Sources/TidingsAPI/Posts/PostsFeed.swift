@@ -35,6 +35,8 @@ final class PostsFeed {
     private var adoption: AnyCancellable?
     /// Takes the cluster's fetch lease for this instance (true: fetch upstream).
     var fetchLease: @Sendable () async -> Bool = { true }
+    /// The cluster's one-fetch-at-a-time lease (see ``ClusterFeedClient``).
+    var loadLease = PostsLoadLease.alone
 
     /// The loader's state, updated *before* anyone is told of a change (`@Published` announces
     /// in `willSet`, when the loader's own property still holds the old value).
@@ -128,7 +130,7 @@ final class PostsFeed {
         }
         var environment = EnvironmentValues()
         environment.httpClient = ClusterFeedClient(base: MeteredHTTPClient(base: client, meter: meter), gate: gate,
-                                                   lease: { [fetchLease] in await fetchLease() })
+                                                   lease: { [fetchLease] in await fetchLease() }, load: loadLease)
         let loader = DataLoader<FetchedPosts>(request: HTTPClientRequest(url: source, headers: headers),
                                               environment: environment, policy: policy) { [meter] data in
             do {
@@ -154,6 +156,7 @@ final class PostsFeed {
     private func adoptStoredPosts(synchronously: Bool = false) {
         guard loaderStorage != nil, let document = state.posts?.document,
               let fetchedAt = StoredPostsPeek.fetchedAt(document) else { return }
+        if finishJoinedLoad(with: document) { return }
         if let held = current.lastGood, held.fetchedAt >= fetchedAt { return }
         let source = source.absoluteString
         // Posts of another source (the server was restarted with another --feed-url) are not
@@ -168,6 +171,22 @@ final class PostsFeed {
             guard let self, let stored else { return }
             self.adopt(stored)
         }
+    }
+
+    /// Ends a load that joined another instance's with that load's stored outcome (loaded
+    /// posts of this source); false when no load is joining or `document` is not such an outcome.
+    private func finishJoinedLoad(with document: String) -> Bool {
+        guard gate.isJoining, loaderStorage?.isFetching == true, StoredPostsPeek.isLoaded(document),
+              StoredPostsPeek.isFrom(source.absoluteString, document) else { return false }
+        Task { @MainActor [weak self] in
+            let stored = await Task.detached { Self.loaded(fromDocument: document) }.value
+            guard let self, let stored, let loader = self.loaderStorage, self.gate.isJoining, loader.isFetching else { return }
+            self.gate.setJoining(false)
+            let held = self.current.lastGood.map { $0.fetchedAt >= stored.loaded.fetchedAt } ?? false
+            self.announcer.willAdopt(.loaded(held ? self.current.lastGood! : stored.loaded))
+            loader.finishJoined(stored.loaded, body: stored.body)
+        }
+        return true
     }
 
     /// Hands `stored` to the loader unless what it holds by now is as new.

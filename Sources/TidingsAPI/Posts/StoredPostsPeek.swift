@@ -31,6 +31,12 @@ enum StoredPostsPeek {
         return firstIndex(of: member, in: tail) != nil
     }
 
+    /// Whether the document shows loaded posts (its `state` member, the last one, is `loaded`).
+    static func isLoaded(_ document: String) -> Bool {
+        let end = Array(#","state":"loaded"}"#.utf8)
+        return document.utf8.suffix(end.count).elementsEqual(end)
+    }
+
     private static func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard needle.count <= haystack.count else { return nil }
         var index = 0

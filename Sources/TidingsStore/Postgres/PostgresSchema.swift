@@ -1,7 +1,9 @@
 /// The PostgreSQL schema of ``PostgresStore`` and its migrations.
 ///
 /// Version 1 created the tables; version 2 (re)creates the functions (one write per
-/// `tidings_apply_v1` call, no subtransaction unless needed). A build refuses a database whose
+/// `tidings_apply_v1` call, no subtransaction unless needed); version 3 is the history
+/// (``PostgresHistorySchema``); version 4 gives the database its identity (`meta.identity`, a
+/// random UUID written once, so an instance notices a re-created or replaced database). A build refuses a database whose
 /// version is newer than its own, so an older build never runs against functions it does not
 /// know.
 ///
@@ -18,7 +20,7 @@
 ///   ``PostgresBatch``).
 enum PostgresSchema {
     /// The version this build creates and understands.
-    static let version = 3
+    static let version = 4
     /// Taken around migrations, so instances starting together migrate one at a time.
     static let migrationLockKey: Int64 = 0x7469_6469_6E67_7331  // "tidings1"
     /// The LISTEN/NOTIFY channel every commit notifies with its last revision.
@@ -38,7 +40,14 @@ enum PostgresSchema {
     /// names and signatures, so an instance of the older build still running keeps working),
     /// and the history (``PostgresHistorySchema``: new columns and tables, new functions).
     static let fromVersion1: [String] = functions + PostgresHistorySchema.tables + PostgresHistorySchema.functions
-        + PostgresHistorySchema.data
+        + PostgresHistorySchema.data + identity
+
+    /// Version 4: the identity, written once (a restore of this database's own dump brings its
+    /// identity back with it; a new or another database has another one).
+    static let identity: [String] = [
+        "ALTER TABLE meta ADD COLUMN IF NOT EXISTS identity text",
+        "UPDATE meta SET identity = gen_random_uuid()::text WHERE id = 1 AND identity IS NULL",
+    ]
 
     static let functions = [thingsChangeFunction, applyFunction, commitFunction]
 

@@ -10,12 +10,14 @@ enum PostgresSnapshotRows {
         var preferences: [String: StoredPreference] = [:]
         var things: [(position: Int64, text: String)] = []
         var posts: StoredPosts?
+        var identity: String?
         for row in rows {
             let (tag, number, second, text, value) = try row.decode((Int64, Int64, Int64, String?, String?).self)
             switch (tag, text) {
             case (0, _):
                 revision = number
                 thingsRevision = second
+                identity = text
             case let (1, key?):
                 preferences[key] = StoredPreference(json: value, revision: try unsigned(number))
             case let (2, thing?):
@@ -30,14 +32,17 @@ enum PostgresSnapshotRows {
         return StoreSnapshot(
             revision: try unsigned(revision), preferences: preferences,
             things: things.sorted { $0.position < $1.position }.map(\.text),
-            thingsRevision: try unsigned(thingsRevision), posts: posts)
+            thingsRevision: try unsigned(thingsRevision), posts: posts, identity: identity)
     }
 
-    /// Rows `(tag, revision, oldest, kind, op, subject, value)`: tag 0 is the counter and the
-    /// oldest retained change, tag 1 the changes after `after`, in order.
-    static func changes(from rows: [PostgresRow], after: UInt64) throws -> [Change] {
+    /// Rows `(tag, revision, oldest, kind, op, subject, value, at, ...)`: tag 0 is the counter,
+    /// the oldest retained change, the identity (in `kind`) and the commit time of the row at
+    /// `after` (in `at`); tag 1 the changes after `after`, in order.
+    static func changePage(from rows: [PostgresRow], after: UInt64) throws -> ChangePage {
         var current: Int64?
         var oldest: Int64?
+        var identity: String?
+        var committedAt: Int64?
         var changes: [Change] = []
         for row in rows {
             let (tag, revision, oldestRevision, kind, op, subject, value, at, actor, reason, before) =
@@ -45,6 +50,8 @@ enum PostgresSnapshotRows {
             if tag == 0 {
                 current = revision
                 oldest = oldestRevision
+                identity = kind
+                committedAt = at
                 continue
             }
             guard let kind, let op else { throw StoreError.database("change row \(revision) without kind") }
@@ -53,10 +60,10 @@ enum PostgresSnapshotRows {
         }
         guard let current else { throw StoreError.database("the meta row is missing") }
         let currentRevision = try unsigned(current)
-        // The counter below what the reader applied: the database went back (a restore, a
-        // failover that lost commits); the reader must reload, as for pruned history.
-        if currentRevision < after { throw StoreError.changesPruned(oldestAvailable: currentRevision + 1) }
-        guard currentRevision > after else { return [] }
+        var page = ChangePage(identity: identity, counter: currentRevision, committedAtReaderRevision: committedAt, changes: [])
+        // The counter at or below what the reader applied: nothing to read (below: the
+        // database went back, which the reader sees from the counter).
+        guard currentRevision > after else { return page }
         // The change table is a contiguous run of revisions ending at the counter; the reader
         // needs it to start no later than after + 1.
         if oldest.map({ $0 > Int64(after) + 1 }) ?? true {
@@ -70,7 +77,8 @@ enum PostgresSnapshotRows {
             }
             expected += 1
         }
-        return changes
+        page.changes = changes
+        return page
     }
 
     static func unsigned(_ value: Int64) throws -> UInt64 {

@@ -27,6 +27,7 @@ extension PostgresStore {
 
     private func watchLoop() async {
         var delay = options.reconnectDelay.lowerBound
+        var reconnected = false
         while !Task.isCancelled && !isClosed {
             let attempt = ContinuousClock.now
             do {
@@ -46,6 +47,8 @@ extension PostgresStore {
                     state.withLock { listenConnection = nil }
                     connection.close().whenComplete { _ in }
                 }
+                if reconnected { try await migrateAfterOutage() }
+                reconnected = true
                 try await listen(on: connection)
             } catch {
                 if Task.isCancelled || isClosed { return }
@@ -57,6 +60,22 @@ extension PostgresStore {
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, options.reconnectDelay.upperBound)
             }
+        }
+    }
+
+    /// A database re-created while this instance was cut off from it (dropped, created empty)
+    /// has no schema: give it one before anyone reads it (idempotent, ordered by the migration's
+    /// advisory lock; a current schema costs two queries). On the reader's connection, not the
+    /// LISTEN one, which ``stopWatching()`` closes under whatever runs on it.
+    private func migrateAfterOutage() async throws {
+        let connection = try await reader.connection()
+        do {
+            try await PostgresDeadline.run(options.queryTimeout, onTimeout: { connection.close().whenComplete { _ in } }) {
+                [logger] in try await PostgresMigration.migrate(connection, logger: logger)
+            }
+        } catch {
+            await reader.discard(connection)
+            throw error
         }
     }
 

@@ -136,7 +136,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
     public func loadSnapshot() async throws -> StoreSnapshot {
         let rows = try await withConnection(reader) { [logger] connection in
             try await connection.query("""
-                SELECT 0::bigint, m.revision, m.things_revision, NULL::text, NULL::text FROM meta m WHERE m.id = 1
+                SELECT 0::bigint, m.revision, m.things_revision, m.identity, NULL::text FROM meta m WHERE m.id = 1
                 UNION ALL SELECT 1::bigint, p.revision, 0::bigint, p.key, p.value FROM preference p
                 UNION ALL SELECT 2::bigint, t.position, 0::bigint, t.text, NULL::text FROM thing t
                 UNION ALL SELECT 3::bigint, s.revision, 0::bigint, s.document, NULL::text FROM posts s
@@ -145,23 +145,31 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
         return try decode { try PostgresSnapshotRows.snapshot(from: rows) }
     }
 
+    /// Also throws ``StoreError/changesPruned(oldestAvailable:)`` when the counter is below
+    /// `revision`: the database went back (a restore, a failover that lost commits).
     public func changes(after revision: UInt64, limit: Int) async throws -> [Change] {
         guard limit > 0 else { return [] }
-        // A revision beyond bigint is beyond the counter: the rows' check below says
-        // changesPruned (reload), as SQLite does.
-        let after = Int64(clamping: revision)
+        return try await changePage(after: revision, limit: limit).changes(after: revision)
+    }
+
+    public func changePage(after revision: UInt64, limit: Int) async throws -> ChangePage {
+        let after = Int64(min(revision, UInt64(Int64.max - 1)))
+        let count = Int64(max(0, limit))
         let rows = try await withConnection(reader) { [logger] connection in
-            // One statement, so the counter, the oldest row and the rows come from one snapshot.
+            // One statement, so the counter, the identity, the oldest row, the reader's row's
+            // commit time and the rows come from one snapshot.
             try await connection.query("""
                 SELECT 0::bigint, m.revision, (SELECT min(c.revision) FROM change c),
-                       NULL::text, NULL::text, NULL::text, NULL::text, NULL::bigint, NULL::text, NULL::text, NULL::text
+                       m.identity, NULL::text, NULL::text, NULL::text,
+                       (SELECT c.at FROM change c WHERE c.revision = \(after) AND c.revision > 0),
+                       NULL::text, NULL::text, NULL::text
                   FROM meta m WHERE m.id = 1
                 UNION ALL
                 (SELECT 1::bigint, c.revision, NULL::bigint, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before
-                   FROM change c WHERE c.revision > \(after) ORDER BY c.revision LIMIT \(Int64(limit)))
+                   FROM change c WHERE c.revision > \(after) ORDER BY c.revision LIMIT \(count))
                 """, logger: logger).collect()
         }
-        return try decode { try PostgresSnapshotRows.changes(from: rows, after: revision) }
+        return try decode { try PostgresSnapshotRows.changePage(from: rows, after: UInt64(after)) }
     }
 
     public func recentChanges(maxCount: Int, maxBytes: Int) async throws -> [Change] {

@@ -10,7 +10,8 @@ extension ChangeStoreConformance {
     static func commitsTakeContiguousRevisionsInOrder(_ maker: some ChangeStoreMaker) async throws {
         let store = try await maker.freshStore()
         let empty = try await store.loadSnapshot()
-        XCTAssertEqual(empty, StoreSnapshot(revision: 0, preferences: [:], things: [], thingsRevision: 0))
+        XCTAssertEqual(empty, StoreSnapshot(revision: 0, preferences: [:], things: [], thingsRevision: 0, identity: empty.identity))
+        XCTAssertNotNil(empty.identity, "every store has an identity from its creation")
 
         var committed: [Change] = []
         committed += try await store.commit([set("theme", #""dark""#), set("size", "12", default: "10")])
@@ -37,7 +38,7 @@ extension ChangeStoreConformance {
             revision: 8,
             preferences: ["theme": StoredPreference(json: nil, revision: 7), "size": StoredPreference(json: "12", revision: 2)],
             things: ["X", "Y", "Z"], thingsRevision: 6,
-            posts: StoredPosts(document: #"{"posts":[]}"#, revision: 8)))
+            posts: StoredPosts(document: #"{"posts":[]}"#, revision: 8), identity: empty.identity))
 
         // The change table replays exactly what the commits answered.
         let table = try await store.changes(after: 0, limit: 100)

@@ -68,7 +68,8 @@ extension ChangeStoreConformance {
 
         let snapshot = try await store.loadSnapshot()
         XCTAssertEqual(snapshot, StoreSnapshot(
-            revision: 2, preferences: ["k": StoredPreference(json: "1", revision: 2)], things: ["A"], thingsRevision: 1))
+            revision: 2, preferences: ["k": StoredPreference(json: "1", revision: 2)], things: ["A"], thingsRevision: 1,
+            identity: snapshot.identity))
         let table = try await store.changes(after: 0, limit: 100)
         XCTAssertEqual(table.map(\.revision), [1, 2])
         let next = try await store.commit([.addThing("C")])
