@@ -102,7 +102,7 @@ final class ThingsTests: XCTestCase {
     }
 
     func test_control_characters_are_422() throws {
-        for raw in ["a\u{0007}b", "a\u{0000}b", "a\tb", "a\nb", "a\u{007F}b", "a\u{0085}b", "a\u{001B}[31mb"] {
+        for raw in ["a\u{0007}b", "a\u{0000}b", "a\tb", "a\nb", "a\u{007F}b", "a\u{0085}b", "a\u{0085}", "\u{0085}a", "a\u{001B}[31mb"] {
             assertProblem(try server.post(thing: raw), 422, raw.debugDescription)
         }
         XCTAssertEqual(try server.things(), [])

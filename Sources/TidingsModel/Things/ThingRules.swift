@@ -37,9 +37,16 @@ public enum ThingRules {
             return raw
         }
         var scalars = Substring(raw)
-        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
-        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
+        while let first = scalars.first, isTrimmed(first) { scalars.removeFirst() }
+        while let last = scalars.last, isTrimmed(last) { scalars.removeLast() }
         return String(scalars)
+    }
+
+    /// White space that is trimmed: Unicode's, but not U+0085 (NEL), a control character that
+    /// the contract's pattern (ECMAScript `\s`) does not count as white space — it is refused
+    /// like any other control character instead of being dropped.
+    private static func isTrimmed(_ character: Character) -> Bool {
+        character.isWhitespace && character != "\u{85}"
     }
 
     /// Normalises `raw`, refusing input too long to be a thing before the costly steps.
