@@ -13,11 +13,7 @@ final class SnapshotMemoryTests: XCTestCase {
     }
 
     func test_200_non_reading_streams_share_one_2_MB_posts_snapshot() throws {
-        var posts: [String] = []
-        for index in 0..<10_000 {
-            posts.append(#"{"id":\#(index),"title":"post \#(index)","body":"\#(String(repeating: "x", count: 160))"}"#)
-        }
-        let feed = "[" + posts.joined(separator: ",") + "]"
+        let feed = PostsFixture.twoMegabyteFeed()
         XCTAssertGreaterThan(feed.utf8.count, 1_900_000)
         let upstream = try UpstreamServer()
         defer { upstream.stop() }

@@ -12,11 +12,7 @@ final class StuckStreamsMemoryTests: XCTestCase {
     private static let stuckStreams = 160
 
     func test_streams_that_never_read_a_2_MB_snapshot_are_bounded_and_closed() throws {
-        var posts: [String] = []
-        for index in 0..<10_000 {
-            posts.append(#"{"id":\#(index),"title":"post \#(index)","body":"\#(String(repeating: "x", count: 160))"}"#)
-        }
-        let feed = "[" + posts.joined(separator: ",") + "]"
+        let feed = PostsFixture.twoMegabyteFeed()
         XCTAssertGreaterThan(feed.utf8.count, 1_900_000)
         let upstream = try UpstreamServer()
         defer { upstream.stop() }

@@ -4,6 +4,14 @@ import XCTest
 /// Shared bits of the posts tests: a feed with an integer and a string id (and extra fields),
 /// a server pointed at an `UpstreamServer`, and readers for the `GET /posts` object.
 enum PostsFixture {
+    /// A feed of 10,000 posts, about 2 MB: big enough that a copy per stream shows in memory.
+    static func twoMegabyteFeed() -> String {
+        let posts = (0..<10_000).map { index in
+            #"{"id":\#(index),"title":"post \#(index)","body":"\#(String(repeating: "x", count: 160))"}"#
+        }
+        return "[" + posts.joined(separator: ",") + "]"
+    }
+
     static let feed = #"""
     [{"id": 1, "userId": 7, "title": "One", "body": "first", "tags": ["a", "b"]},
      {"id": "two-2", "title": "Two", "body": "second", "extra": {"nested": true, "n": 1.5}},
