@@ -68,10 +68,13 @@ extension DataLoader {
     nonisolated private static func sendWithTimeout(
         client: any HTTPClient, request: HTTPClientRequest, timeout: Duration
     ) async throws -> HTTPClientResponse {
-        try await withThrowingTaskGroup(of: HTTPClientResponse.self) { group in
+        var request = request
+        let deadline = ContinuousClock.now + timeout
+        request.deadline = deadline
+        return try await withThrowingTaskGroup(of: HTTPClientResponse.self) { [request] group in
             group.addTask { try await client.send(request) }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                try await Task.sleep(until: deadline, clock: .continuous)
                 throw HTTPClientError.timedOut
             }
             defer { group.cancelAll() }

@@ -9,6 +9,10 @@ public struct HTTPClientRequest: Sendable, Hashable {
     public var timeout: Duration
     /// The client may stop reading and throw ``HTTPClientError/bodyTooLarge(limit:)`` past this.
     public var maxBodyBytes: Int?
+    /// The instant the caller gives up (the loader sets it: the start plus ``timeout``). A client
+    /// ends the request there too, and a cancellation that arrives at or after it is the deadline's,
+    /// not a caller's.
+    public var deadline: ContinuousClock.Instant?
 
     public init(url: URL, headers: [String: String] = [:], timeout: Duration = .seconds(10), maxBodyBytes: Int? = nil) {
         self.url = url

@@ -71,8 +71,10 @@ struct MeteredHTTPClient: HTTPClient {
             }
             throw error
         } catch {
-            // The loader cancels the request when its own deadline (the same timeout) wins the race.
-            meter.record(ContinuousClock.now - started >= request.timeout ? "timeout" : "cancelled")
+            // The loader cancels the request when its own deadline wins the race with the client's
+            // (they are the same instant): a cancellation from then on is the deadline's.
+            let timedOut = request.deadline.map { ContinuousClock.now >= $0 } ?? (ContinuousClock.now - started >= request.timeout)
+            meter.record(timedOut ? "timeout" : "cancelled")
             throw error
         }
     }

@@ -73,7 +73,7 @@ final class CurlTransfer: Sendable {
         defer { control.withLock { $0.multi = nil } }
         configure(easy, receiver: receiver, fields: fields, errors: errors)
 
-        let deadline = ContinuousClock.now + request.timeout
+        let deadline = request.deadline ?? ContinuousClock.now + request.timeout
         let origin = Origin(request.url)
         var url = request.url
         for hop in 0...Self.maxRedirects {
