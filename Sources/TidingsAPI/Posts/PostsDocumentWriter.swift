@@ -16,10 +16,12 @@ import TidingsStore
 ///   whatever it passed through, and one that brings new posts or fails is announced once, by
 ///   its outcome.
 /// - A state the loader took from a stored document (another instance's fetch, see
-///   ``StoredPostsAdoption``) is not stored back.
+///   ``StoredPostsAdoption``) is not stored back while the stored document holds its posts.
 /// - At most one document is being stored at a time; a change while it commits is stored
 ///   next, so the stored documents follow the loader's states in order. When nothing is left
 ///   to store, the answers that waited for it go out (``PostsWaiters/settle(_:)``).
+/// - Nothing here captures the writer strongly: the pipeline's completion holds it weakly,
+///   and the loader's states are handed in by the feed.
 ///
 /// Confined to the main actor (the event loop), like the loader it watches.
 @MainActor
@@ -36,6 +38,7 @@ final class PostsDocumentWriter {
     private var storing = false
     private var stopped = false
     private var takingFromStore = false
+    private var changedWhileStoring = false
 
     init(state: TidingsState, writes: WritePipeline, source: FeedSource, waiters: PostsWaiters, timeout: Duration,
          logger: Logger) {
@@ -50,7 +53,11 @@ final class PostsDocumentWriter {
     /// Call with every new state of the loader.
     func loaderDidChange(_ newState: LoadState<FetchedPosts>) {
         latest = (newState, takingFromStore)
-        storeIfNeeded()
+        if storing {
+            changedWhileStoring = true
+        } else {
+            storeIfNeeded()
+        }
     }
 
     /// Runs `body`, in which the loader takes a stored document: its state changes then are
@@ -67,26 +74,46 @@ final class PostsDocumentWriter {
     }
 
     private func storeIfNeeded() {
-        guard !storing else { return }
         let (loadState, fromStore) = latest
-        guard !stopped, !fromStore, !Self.isRefreshOverHeldPosts(loadState) else { return waiters.settle(loadState) }
-        let body = PostsStateBody(loadState, source: source.text, timeout: timeout)
-        if let stored = state.postsOfThisFeed, body.describes(stored.document) { return waiters.settle(loadState) }
-        // Idle is what is shown while nothing of this feed is stored.
-        if state.postsOfThisFeed == nil, case .idle = loadState { return waiters.settle(loadState) }
+        guard !stopped, !Self.isRefreshOverHeldPosts(loadState), needsStoring(loadState, fromStore: fromStore) else {
+            return waiters.settle(loadState)
+        }
         storing = true
+        changedWhileStoring = false
         waiters.storing()
-        writes.submit(.setPosts(body.json)) { [weak self] result in
+        let json = PostsStateBody(loadState, source: source.text, timeout: timeout).json
+        writes.submit(.setPosts(json)) { [weak self] result in
             guard let self else { return }
             self.storing = false
             if case let .failure(failure) = result {
                 // Not stored: the next state change tries again (no retry loop against a
                 // store that is down); the answers show what is stored.
                 self.logger.warning("posts document not stored: \(failure)")
-                return self.waiters.settle(self.latest.state)
             }
-            self.storeIfNeeded()
+            // Only a state that came while this one was stored is compared again: a document
+            // another instance stored meanwhile is the feed's state now, and a state of this
+            // loader it already replaced is not stored back over it.
+            if self.changedWhileStoring {
+                self.storeIfNeeded()
+            } else {
+                self.waiters.settle(self.latest.state)
+            }
         }
+    }
+
+    /// Whether the stored document does not show `loadState` yet. A state taken from a stored
+    /// document is stored already — unless the stored document has been replaced since by one
+    /// without its posts (say, this instance's own `loading`, committed after another
+    /// instance's outcome), so the posts this loader holds are what every instance serves.
+    private func needsStoring(_ loadState: LoadState<FetchedPosts>, fromStore: Bool) -> Bool {
+        let stored = state.postsOfThisFeed?.document
+        if fromStore {
+            guard let held = loadState.lastGood else { return false }
+            return stored.flatMap(StoredPostsPeek.fetchedAtText) != PostsStateBody.rfc3339(held.fetchedAt)
+        }
+        // Idle is what is shown while nothing of this feed is stored.
+        guard let stored else { return loadState.phase != .idle }
+        return !PostsStateBody(loadState, source: source.text, timeout: timeout).describes(stored)
     }
 
     /// A load a client asked for over held posts, still running: not news until it ends.

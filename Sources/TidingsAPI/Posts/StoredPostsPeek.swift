@@ -14,13 +14,17 @@ enum StoredPostsPeek {
 
     /// The document's `fetchedAt`, parsed; nil when it has none (or is not a stored document).
     static func fetchedAt(_ document: String) -> Date? {
+        fetchedAtText(document).flatMap { try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse($0) }
+    }
+
+    /// The document's `fetchedAt` as written (RFC 3339 with milliseconds); nil when it has none.
+    static func fetchedAtText(_ document: String) -> String? {
         let marker = Array(#""fetchedAt":""#.utf8)
         let bytes = Array(document.utf8.prefix(frontBytes))
         guard let start = firstIndex(of: marker, in: bytes[...]) else { return nil }
         let valueStart = start + marker.count
         guard let end = bytes[valueStart...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-        let text = String(decoding: bytes[valueStart..<end], as: UTF8.self)
-        return try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
+        return String(decoding: bytes[valueStart..<end], as: UTF8.self)
     }
 
     /// Whether the document was fetched from `source` (its `source` member is exactly that URL).
