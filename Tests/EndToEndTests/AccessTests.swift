@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 
 /// openapi.yaml "Access": `--api-token`, `--read-token`, the order of checks, and that no token

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 
 /// Single-use stream tickets (`POST /stream-tickets`, `?ticket=`) against the real server.

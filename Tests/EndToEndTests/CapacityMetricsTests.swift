@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 
 /// A server full of streams (`--max-streams`) on the real binary: streams over the budget get

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 
 /// `--cors-origin`: headers for allowed origins only, preflight, event-stream heads, and

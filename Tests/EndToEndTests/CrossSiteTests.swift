@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 
 /// A server without `--api-token` (the default) cannot be written to by other sites' pages, and

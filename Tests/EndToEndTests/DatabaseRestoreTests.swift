@@ -115,7 +115,7 @@ final class DatabaseRestoreTests: XCTestCase {
         let stream = try a.openEventStream("/events?topics=preferences,things")
         _ = try Self.events(on: stream, until: { $0.name == "things" })
 
-        let pid = a.process.processIdentifier
+        let pid = a.pid
         XCTAssertEqual(kill(pid, SIGSTOP), 0)
         var resumed = false
         defer { if !resumed { kill(pid, SIGCONT) } }

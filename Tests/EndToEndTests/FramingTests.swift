@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 
 /// Request framing, on raw sockets against the real binary: an ambiguous request is a 400

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 
 /// Every rule of `StreamsTests` again, on streams whose requests say `Accept-Encoding: gzip`:

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 
 /// The replay history and the change log are bounded by bytes as well as by count
@@ -26,9 +27,9 @@ final class ReplayBoundTests: XCTestCase {
             XCTAssertEqual(try connection.request("PUT", "/preferences/name", json: ["value": value]).status, 200)
         }
         for n in 0..<50 { try put(n) }   // warm-up: allocator and caches settle
-        let warm = residentKiB(server.process.processIdentifier)
+        let warm = residentKiB(server.pid)
         for n in 50..<450 { try put(n) }  // 24 MB of values, 12 times the bound
-        let after = residentKiB(server.process.processIdentifier)
+        let after = residentKiB(server.pid)
         XCTAssertLessThan(after - warm, 24 * 1024, "memory grew \(after - warm) KiB for 24 MB of writes")
         // On disk: the change log keeps what --history-bytes allows (each record holds the value
         // and the one it replaced), plus checkpoints and SQLite's WAL.

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 
 /// Slow and greedy clients against the real binary: a request head has a deadline from its

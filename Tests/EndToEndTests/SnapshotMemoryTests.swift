@@ -7,7 +7,7 @@ import TestFixtures
 final class SnapshotMemoryTests: XCTestCase {
     /// The server's resident memory in KiB.
     private func residentKiB(_ server: TidingsProcess) throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(server.process.processIdentifier)/status", encoding: .utf8)
+        let status = try String(contentsOfFile: "/proc/\(server.pid)/status", encoding: .utf8)
         let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
         return try XCTUnwrap(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
     }

@@ -8,7 +8,7 @@ import TestFixtures
 final class StreamWorkersTests: XCTestCase {
     /// The server's resident memory (VmRSS) in bytes.
     private func residentBytes(_ server: TidingsProcess) -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(server.process.processIdentifier)/status", encoding: .utf8),
+        guard let status = try? String(contentsOfFile: "/proc/\(server.pid)/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
               let kib = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
         return kib << 10
@@ -119,7 +119,7 @@ final class StreamWorkersTests: XCTestCase {
             var event = try stream.nextEvent(timeout: 10)
             while event.json?["value"] as? String != "last" { event = try stream.nextEvent(timeout: 10) }
         }
-        let pid = server.process.processIdentifier
+        let pid = server.pid
         var checked = 0
         for (epoll, entries) in Self.epollRegistrations(pid: pid) {
             for (descriptor, inode) in entries {
@@ -142,7 +142,7 @@ final class StreamWorkersTests: XCTestCase {
     func test_a_stream_that_cannot_get_a_descriptor_is_told_to_retry() throws {
         let server = try TidingsProcess()
         defer { server.stop() }
-        let pid = server.process.processIdentifier
+        let pid = server.pid
         // Allow exactly one more descriptor: the connection's own. Moving its socket to a
         // worker needs a second one. (A descriptor the server frees meanwhile, a test client's
         // closing connection, say, leaves room for the move: then the stream opens, and the

@@ -25,7 +25,7 @@ final class StuckStreamsMemoryTests: XCTestCase {
         XCTAssertEqual(try reader.nextEvent().name, "preference")
         // One posts stream read to the end, so every lazy cost of the first snapshot is paid.
         XCTAssertEqual(try server.openEventStream("/posts/events").nextEvent(timeout: 10).name, "posts")
-        let before = try XCTUnwrap(UpstreamHardeningTests.peakResidentKiB(server.process.processIdentifier))
+        let before = try XCTUnwrap(UpstreamHardeningTests.peakResidentKiB(server.pid))
 
         let held = HeldConnections()
         let port = server.port
@@ -43,7 +43,7 @@ final class StuckStreamsMemoryTests: XCTestCase {
         XCTAssertEqual(try server.openEventStream("/posts/events").nextEvent(timeout: 20).name, "posts")
         XCTAssertTrue(try eventually(within: 20) { try openStreams(server) == 1 },
                       "stuck streams still open: \(String(describing: try? openStreams(server)))")
-        let after = try XCTUnwrap(UpstreamHardeningTests.peakResidentKiB(server.process.processIdentifier))
+        let after = try XCTUnwrap(UpstreamHardeningTests.peakResidentKiB(server.pid))
         print("\(Self.stuckStreams) streams that never read a 2 MB snapshot: peak RSS \(before) -> \(after) KiB; \(probe.summary)")
         XCTAssertLessThan(after - before, 48 << 10, "peak memory grew by \(after - before) KiB")
         probe.assertResponsive()

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 
 /// The posts upstream client against a hostile upstream on loopback: a gzip bomb is refused
@@ -12,7 +13,7 @@ final class UpstreamHardeningTests: XCTestCase {
         let server = try PostsFixture.server(upstream, timeout: 10)
         defer { server.stop() }
         _ = try server.settledPosts("loaded")
-        let before = try XCTUnwrap(Self.peakResidentKiB(server.process.processIdentifier))
+        let before = try XCTUnwrap(Self.peakResidentKiB(server.pid))
 
         // About 3 MB on the wire, 512 MiB inflated: libcurl asked for gzip itself and
         // inflated it all (the process reached 1.1 GB for a 1 GiB bomb).
@@ -21,7 +22,7 @@ final class UpstreamHardeningTests: XCTestCase {
         let failed = try server.settledPosts("failed")
         XCTAssertTrue(failed.message.contains("Content-Encoding 'gzip'"), failed.message)
         XCTAssertEqual(failed.postTitles, ["One", "Two", "Spaced"], "the last good posts are kept")
-        let after = try XCTUnwrap(Self.peakResidentKiB(server.process.processIdentifier))
+        let after = try XCTUnwrap(Self.peakResidentKiB(server.pid))
         XCTAssertLessThan(after - before, 64 << 10, "peak memory grew by \(after - before) KiB")
         XCTAssertEqual(upstream.requests.last?.headers["accept-encoding"], "identity", "an uncompressed body is asked for")
     }
@@ -37,7 +38,7 @@ final class UpstreamHardeningTests: XCTestCase {
         let server = try PostsFixture.server(upstream, timeout: 10)
         defer { server.stop() }
         _ = try server.settledPosts("loaded")
-        let before = try XCTUnwrap(Self.peakResidentKiB(server.process.processIdentifier))
+        let before = try XCTUnwrap(Self.peakResidentKiB(server.pid))
 
         upstream.behaviour = .endless
         let messages = Collected<String>()
@@ -47,7 +48,7 @@ final class UpstreamHardeningTests: XCTestCase {
             let error = settled.json?["error"] as? [String: Any]
             messages.append("\(settled.json?["state"] ?? "?"): \(error?["message"] ?? "no error")")
         }
-        let after = try XCTUnwrap(Self.peakResidentKiB(server.process.processIdentifier))
+        let after = try XCTUnwrap(Self.peakResidentKiB(server.pid))
         print("endless upstream body: \(messages.all.count) refreshes; peak RSS \(before) -> \(after) KiB; \(probe.summary)")
         XCTAssertGreaterThanOrEqual(messages.all.count, 3, "too few refreshes to tell")
         for message in messages.all {

@@ -1,5 +1,6 @@
 import EventHTTP
 import Foundation
+import TestFixtures
 import XCTest
 
 /// Streams on their own workers: the bound, conflation, HTTP/1.0, client uploads, descriptors.
@@ -22,8 +23,8 @@ final class StreamWorkerTests: XCTestCase {
         }
     }
 
-    private func openStream(_ server: LoopThread, _ target: String = "/stream", receiveBuffer: Int32? = nil) throws -> TestClient {
-        let client = try TestClient(port: server.port)
+    private func openStream(_ server: LoopThread, _ target: String = "/stream", receiveBuffer: Int32? = nil) throws -> HTTPConnection {
+        let client = try HTTPConnection(port: server.port, timeout: 5)
         if let receiveBuffer { client.setReceiveBuffer(receiveBuffer) }
         client.write("GET \(target) HTTP/1.1\r\nHost: t\r\n\r\n")
         XCTAssertNotNil(client.readUntil("retry: 1500\n\n"), "stream head")
@@ -83,7 +84,7 @@ final class StreamWorkerTests: XCTestCase {
     func testAnHTTP10StreamIsCloseDelimited() throws {
         let server = try startServer()
         defer { server.stop() }
-        let client = try TestClient(port: server.port)
+        let client = try HTTPConnection(port: server.port, timeout: 5)
         client.write("GET /stream HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
         let head = try XCTUnwrap(client.readUntil("retry: 1500\n\n"))
         XCTAssertTrue(head.hasPrefix("HTTP/1.0 200 OK\r\n"), head)
@@ -141,7 +142,7 @@ final class StreamWorkerTests: XCTestCase {
             server.sync { StreamBook.shared($0).sendAll(ServerSentEvent(id: "\(number)", event: "n", data: "\(number)").encoded) }
             if round % 2 == 0 { _ = churn.readUntil("data: \(number)\n\n", timeout: 2) }
             if round % 20 == 0 {
-                let reply = try XCTUnwrap(TestClient(port: server.port).request("GET", "/hello/r\(round)"), "round \(round)")
+                let reply = try XCTUnwrap(try? HTTPConnection(port: server.port, timeout: 5).request("GET", "/hello/r\(round)"), "round \(round)")
                 XCTAssertEqual(reply.status, 200)
                 XCTAssertEqual(reply.text, #"{"hello":"r\#(round)"}"#)
             }

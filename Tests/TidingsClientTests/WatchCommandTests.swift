@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 
 /// The built `tidings-client` executable against the real server, output read line by line.
@@ -6,11 +7,11 @@ final class WatchCommandTests: XCTestCase {
     private var directories: [URL] = []
 
     override func tearDown() {
-        directories.forEach(TidingsServer.removeDirectory)
+        directories.forEach(TidingsProcess.removeDirectory)
     }
 
     private func newDirectory() -> URL {
-        let directory = TidingsServer.temporaryDirectory()
+        let directory = TidingsProcess.temporaryDirectory()
         directories.append(directory)
         return directory
     }
@@ -18,7 +19,7 @@ final class WatchCommandTests: XCTestCase {
     /// Runs `tidings-client <arguments>` to its end: (status, stdout, stderr).
     private func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String, String) {
         let process = Process()
-        process.executableURL = TidingsServer.binDirectory.appendingPathComponent("tidings-client")
+        process.executableURL = TidingsProcess.binDirectory.appendingPathComponent("tidings-client")
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
@@ -31,13 +32,13 @@ final class WatchCommandTests: XCTestCase {
         return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
     }
 
-    private func put(_ server: TidingsServer, _ key: String, _ json: String) throws {
+    private func put(_ server: TidingsProcess, _ key: String, _ json: String) throws {
         let (status, _, errors) = try run(["--url", server.url.absoluteString, "set", key, json])
         XCTAssertEqual(status, 0, errors)
     }
 
     func testGetAndSetPrintJSONAndRefusalsExitWithAMessage() throws {
-        let server = try TidingsServer(dataDirectory: newDirectory(), arguments: ["--api-token", "tok"])
+        let server = try TidingsProcess(arguments: ["--api-token", "tok"], dataDirectory: newDirectory())
         let url = server.url.absoluteString
         XCTAssertEqual(try run(["--url", url, "get", "age"]).1, "5\n")
         let (status, output, _) = try run(["--url", url, "set", "name", "\"bob\""], environment: ["TIDINGS_TOKEN": "tok"])
@@ -66,12 +67,12 @@ final class WatchCommandTests: XCTestCase {
 
     func testWatchPrintsTheCurrentValuesThenEachChangeAcrossARestart() throws {
         let directory = newDirectory()
-        var server = try TidingsServer(dataDirectory: directory)
+        var server = try TidingsProcess(dataDirectory: directory)
         let port = server.port
         try put(server, "age", "6")
 
         let watch = Process()
-        watch.executableURL = TidingsServer.binDirectory.appendingPathComponent("tidings-client")
+        watch.executableURL = TidingsProcess.binDirectory.appendingPathComponent("tidings-client")
         watch.arguments = ["--url", server.url.absoluteString, "watch", "--keys", "age,name"]
         let out = Pipe()
         watch.standardOutput = out
@@ -93,7 +94,7 @@ final class WatchCommandTests: XCTestCase {
         XCTAssertEqual(next(), #"{"key":"age","revision":3,"value":7}"#)
 
         XCTAssertEqual(server.stop(), 0)
-        server = try TidingsServer(port: port, dataDirectory: directory)
+        server = try TidingsProcess(dataDirectory: directory, port: port)
         try put(server, "name", "\"restarted\"")
         try put(server, "age", "8")
         XCTAssertEqual(next(), #"{"key":"name","revision":4,"value":"restarted"}"#)

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 
 /// A message read from a Server-Sent-Events stream.
 enum StreamMessage: Equatable {
@@ -159,5 +160,12 @@ extension HTTPConnection {
         if headers["Accept-Encoding"] == nil, let coding = StreamTestSettings.acceptEncoding { headers["Accept-Encoding"] = coding }
         send("GET", target, headers: headers)
         return EventStreamReader(connection: self, reply: try readHead())
+    }
+}
+
+extension TidingsProcess {
+    /// Opens an event stream on a fresh connection.
+    func openEventStream(_ target: String, headers: [String: String] = [:]) throws -> EventStreamReader {
+        try connect().openEventStream(target, headers: headers)
     }
 }

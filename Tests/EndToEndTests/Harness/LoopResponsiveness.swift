@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 
 /// `/healthz` latencies measured on one keep-alive connection while an attack runs: how a test

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 
 /// Shared bits of the posts tests: a feed with an integer and a string id (and extra fields),

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import Synchronization
 #if canImport(Glibc)
 import Glibc
