@@ -168,7 +168,7 @@ let package = Package(
         // application, router and middleware over a SQLite file (no socket), and live (TestFixtures'
         // launcher and client). Links the server's modules, so only test targets depend on it.
         .target(name: "TidingsTesting", dependencies: [
-            "TidingsAPI", "EventHTTP", "TestFixtures",
+            "TidingsAPI", "EventHTTP", "TestFixtures", "CZlib",
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/TidingsTesting"),
@@ -182,7 +182,7 @@ let package = Package(
             ]
         ),
         // Starts the real `tidings` binary on an ephemeral port and talks real HTTP to it.
-        .testTarget(name: "EndToEndTests", dependencies: ["tidings", "TestFixtures", "CZlib", "CBrotli"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["tidings", "TestFixtures", "TidingsTesting", "CZlib", "CBrotli"]),
         // The client against the real `tidings` and `tidings-client` binaries on loopback.
         .testTarget(
             name: "TidingsClientTests",

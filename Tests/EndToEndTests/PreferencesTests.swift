@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// openapi.yaml "Preferences", what needs the process: a bad `--preferences` file stops start-up
 /// with a message naming the key, and the server never listens. The routes' rules run in-process

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// openapi.yaml "Things", what needs the process: normalisation does not follow the process's
 /// locale. The routes' rules run in-process (`TidingsAPITests.ThingRoutesTests`).

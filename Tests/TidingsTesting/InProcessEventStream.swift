@@ -1,12 +1,13 @@
 import EventHTTP
+public import TestFixtures
 public import Foundation
 
 /// An event stream of ``InProcessTidings``: the bytes the route wrote (`InProcessStream`), parsed
 /// as a client parses them. Waiting for the next message turns the main run loop, so the writes
 /// and broadcasts that produce it run meanwhile. Letting go of the reader (or `close()`) is the
 /// client going away: the route's `onClose` runs.
-final class InProcessEventStream: EventStreamReading {
-    let reply: HTTPReply
+public final class InProcessEventStream: EventStreamReading {
+    public let reply: HTTPReply
     private let stream: InProcessStream?
     private var parser = ServerSentEventParser()
     private var consumed = 0
@@ -29,9 +30,9 @@ final class InProcessEventStream: EventStreamReading {
         if Thread.isMainThread { stream?.close() }
     }
 
-    var isEnded: Bool { queued.isEmpty && (stream.map { $0.isEnded && consumed == $0.body.count } ?? true) }
+    public var isEnded: Bool { queued.isEmpty && (stream.map { $0.isEnded && consumed == $0.body.count } ?? true) }
 
-    func nextMessage(timeout: Double) throws -> StreamMessage {
+    public func nextMessage(timeout: Double = 5) throws -> StreamMessage {
         if queued.isEmpty { take() }
         if queued.isEmpty {
             _ = runMainLoop(timeout: timeout) {
@@ -40,12 +41,12 @@ final class InProcessEventStream: EventStreamReading {
             }
         }
         if !queued.isEmpty { return queued.removeFirst() }
-        if stream?.isEnded ?? true { throw TransportError.closed }
-        throw TransportError.timeout
+        if stream?.isEnded ?? true { throw HTTPConnectionError.closed }
+        throw HTTPConnectionError.timeout
     }
 
     /// The client goes away.
-    func close() {
+    public func close() {
         stream?.close()
     }
 

@@ -29,7 +29,7 @@ public final class InProcessTidings: TidingsTransport {
     private var app: TidingsApplication?
     private let logs = LogCapture()
     private var streams: [WeakReader] = []
-    /// How long one request may take before the transport gives up (`TransportError.timeout`).
+    /// How long one request may take before the transport gives up (`HTTPConnectionError.timeout`).
     public var timeout: Double = 10
 
     /// Everything the application logged so far.
@@ -98,7 +98,7 @@ public final class InProcessTidings: TidingsTransport {
         }
     }
 
-    public func openEventStream(_ target: String, headers: [String: String]) throws -> any EventStreamReading {
+    public func openEventStream(_ target: String, headers: [String: String] = [:]) throws -> InProcessEventStream {
         var headers = headers
         if headers["Accept"] == nil { headers["Accept"] = "text/event-stream" }
         let reader: InProcessEventStream
@@ -117,7 +117,7 @@ public final class InProcessTidings: TidingsTransport {
     // MARK: Requests through the router
 
     private func answer(_ method: String, _ target: String, headers: [String: String], body: [UInt8]) throws -> InProcessAnswer {
-        guard let app else { throw TransportError.closed }
+        guard let app else { throw HTTPConnectionError.closed }
         guard let requestMethod = HTTPRequest.Method(method) else {
             throw InProcessError.unsupported("method \(method) (send it over a socket)")
         }

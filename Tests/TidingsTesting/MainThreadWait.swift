@@ -25,7 +25,7 @@ func awaitOnMain<T: Sendable>(timeout: Double, _ work: @escaping @MainActor () a
         result.withLock { $0 = value }
     }
     guard runMainLoop(timeout: timeout, until: { result.current != nil }), let value = result.current else {
-        throw TransportError.timeout
+        throw HTTPConnectionError.timeout
     }
     return value
 }

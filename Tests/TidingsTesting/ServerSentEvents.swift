@@ -82,8 +82,8 @@ public protocol EventStreamReading: AnyObject {
     var reply: HTTPReply { get }
     /// Whether the server ended the stream and every message was read.
     var isEnded: Bool { get }
-    /// The next message of any kind; throws ``TransportError/timeout`` when none came within
-    /// `timeout` seconds, ``TransportError/closed`` once the stream ended.
+    /// The next message of any kind; throws ``HTTPConnectionError/timeout`` when none came within
+    /// `timeout` seconds, ``HTTPConnectionError/closed`` once the stream ended.
     func nextMessage(timeout: Double) throws -> StreamMessage
 }
 
@@ -96,7 +96,7 @@ extension EventStreamReading {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else { throw TransportError.timeout }
+            guard remaining > 0 else { throw HTTPConnectionError.timeout }
             if case .event(let id, let name, let data) = try nextMessage(timeout: remaining) {
                 return StreamEvent(id: id, name: name, data: data)
             }
@@ -134,7 +134,7 @@ extension EventStreamReading {
         while true {
             do {
                 messages.append(try nextMessage(timeout: max(0.01, deadline.timeIntervalSinceNow)))
-            } catch TransportError.closed {
+            } catch HTTPConnectionError.closed {
                 return messages
             }
         }

@@ -15,11 +15,13 @@ public import TestFixtures
 /// XCTAssertEqual(try stream.nextEvent().value?["value"], 6)
 /// ```
 public protocol TidingsTransport: AnyObject {
+    /// What `openEventStream` returns.
+    associatedtype Stream: EventStreamReading
     /// Sends one request and returns its answer. A transport adds `Host` and, with a body (or
     /// for POST, PUT and PATCH), `Content-Length`, as a client does.
     func request(_ method: String, _ target: String, headers: [String: String], body: [UInt8]) throws -> HTTPReply
     /// Opens an event stream (adds `Accept: text/event-stream`); the reply head is read.
-    func openEventStream(_ target: String, headers: [String: String]) throws -> any EventStreamReading
+    func openEventStream(_ target: String, headers: [String: String]) throws -> Stream
 }
 
 extension TidingsTransport {
@@ -50,7 +52,7 @@ extension TidingsTransport {
     }
 
     /// Opens an event stream with no extra headers.
-    public func openEventStream(_ target: String) throws -> any EventStreamReading {
+    public func openEventStream(_ target: String) throws -> Stream {
         try openEventStream(target, headers: [:])
     }
 
