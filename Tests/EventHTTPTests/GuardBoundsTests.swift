@@ -115,11 +115,12 @@ final class GuardBoundsTests: XCTestCase {
         defer { server.stop() }
         // The same 2,000 six-byte packets, first on top of 1 KiB bodies (the baseline, measured
         // in this run on this host), then on top of 3 MiB bodies. With a copy of the body per
-        // read the second cost seconds of the loop's CPU (0.4–0.6 ms a packet, ten times the
-        // baseline and more); fed in place, the body already held costs nothing per packet.
+        // read the second cost seconds of the loop's CPU (0.4–0.6 ms a packet, some thirty times
+        // the baseline); fed in place, the body already held costs nothing per packet.
         let baseline = try loopCPU(server, forSmallPacketsAfter: 1 << 10, answer: 200)
         let spent = try loopCPU(server, forSmallPacketsAfter: 3 << 20, answer: 413)
-        XCTAssertLessThan(spent, max(4 * baseline, 0.05),
+        print("2,000 six-byte packets: loop CPU \(spent) s after 3 MiB bodies, \(baseline) s after 1 KiB ones")
+        XCTAssertLessThan(spent, max(5 * baseline, 0.05),
                           "the loop spent \(spent) s on 2,000 six-byte packets after 3 MiB bodies, \(baseline) s after 1 KiB ones")
     }
 
