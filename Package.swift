@@ -13,7 +13,7 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Tidings",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],  // Synchronization's Mutex and Atomic
     products: [
         .executable(name: "tidings", targets: ["tidings"]),
         .library(name: "Observing", targets: ["Observing"]),

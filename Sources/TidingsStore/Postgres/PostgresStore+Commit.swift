@@ -6,7 +6,7 @@ internal import PostgresNIO
 extension PostgresStore {
     public func commit(_ write: StoreWrite) async throws -> [Change] {
         try checkUsable()
-        if let error = PostgresBatch.precheck(write) { throw error }
+        if let refusal = write.unstorableReason ?? PostgresBatch.precheck(write) { throw refusal }
         return try await queue.submit(write)
     }
 
