@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One caller's `commit`: its write and how to answer it (called once, on the writer's queue).
 struct PendingCommit: Sendable {
@@ -13,88 +14,80 @@ struct PendingCommit: Sendable {
 /// here and the writer takes them all as the next batch. That is the group commit: one fsync
 /// for everything that arrived while the previous one ran.
 ///
-/// `@unchecked Sendable` because all mutable state is guarded by `lock`.
-final class CommitQueue: @unchecked Sendable {
+/// All mutable state lives in one `Mutex`, so the type is checked `Sendable`.
+final class CommitQueue: Sendable {
     enum Admission { case rejected, startDrain, queued }
 
-    private let lock = NSLock()
-    private var pending: [PendingCommit] = []
-    private var isDraining = false
-    private var isClosed = false
-    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
-    private var stats = StoreStatistics()
+    private struct State {
+        var pending: [PendingCommit] = []
+        var isDraining = false
+        var isClosed = false
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var stats = StoreStatistics()
+    }
+
+    private let state = Mutex(State())
 
     /// Queues `commit`; `.startDrain` means the caller must schedule the writer.
     func admit(_ commit: PendingCommit) -> Admission {
-        lock.lock()
-        defer { lock.unlock() }
-        if isClosed { return .rejected }
-        pending.append(commit)
-        if isDraining { return .queued }
-        isDraining = true
-        return .startDrain
+        state.withLock { state in
+            if state.isClosed { return .rejected }
+            state.pending.append(commit)
+            if state.isDraining { return .queued }
+            state.isDraining = true
+            return .startDrain
+        }
     }
 
     /// Called by the writer: the next batch in submission order (at most `limit` commits), or
     /// `nil` when nothing is left — then the writer is marked idle and close() waiters wake.
     func nextBatch(limit: Int) -> [PendingCommit]? {
-        lock.lock()
-        if pending.isEmpty {
-            isDraining = false
-            let waiters = idleWaiters
-            idleWaiters.removeAll()
-            lock.unlock()
-            for waiter in waiters { waiter.resume() }
-            return nil
+        let (batch, waiters): ([PendingCommit]?, [CheckedContinuation<Void, Never>]) = state.withLock { state in
+            if state.pending.isEmpty {
+                state.isDraining = false
+                let waiters = state.idleWaiters
+                state.idleWaiters.removeAll()
+                return (nil, waiters)
+            }
+            let count = min(limit, state.pending.count)
+            let batch = Array(state.pending.prefix(count))
+            state.pending.removeFirst(count)
+            return (batch, [])
         }
-        let count = min(limit, pending.count)
-        let batch = Array(pending.prefix(count))
-        pending.removeFirst(count)
-        lock.unlock()
+        // Resumed outside the lock: a waiter may run at once and call back in.
+        for waiter in waiters { waiter.resume() }
         return batch
     }
 
     /// Refuses new commits, then waits until every admitted commit has been answered.
     func closeAndDrain() async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            lock.lock()
-            isClosed = true
-            if isDraining {
-                idleWaiters.append(waiter)
-                lock.unlock()
-            } else {
-                lock.unlock()
-                waiter.resume()
+            let resumeNow: Bool = state.withLock { state in
+                state.isClosed = true
+                if state.isDraining {
+                    state.idleWaiters.append(waiter)
+                    return false
+                }
+                return true
             }
+            if resumeNow { waiter.resume() }
         }
     }
 
     /// Commits admitted and not yet taken by the writer.
-    var pendingCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return pending.count
-    }
+    var pendingCount: Int { state.withLock { $0.pending.count } }
 
-    var isAcceptingCommits: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return !isClosed
-    }
+    var isAcceptingCommits: Bool { state.withLock { !$0.isClosed } }
 
     func record(transactionOf commits: Int, operations: Int) {
-        lock.lock()
-        stats.transactions += 1
-        stats.commits += UInt64(commits)
-        stats.operations += UInt64(operations)
-        lock.unlock()
+        state.withLock { state in
+            state.stats.transactions += 1
+            state.stats.commits += UInt64(commits)
+            state.stats.operations += UInt64(operations)
+        }
     }
 
-    var statistics: StoreStatistics {
-        lock.lock()
-        defer { lock.unlock() }
-        return stats
-    }
+    var statistics: StoreStatistics { state.withLock { $0.stats } }
 }
 
 /// Counters since the store was opened; `commits / transactions` is the group-commit factor.

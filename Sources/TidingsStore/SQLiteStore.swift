@@ -104,6 +104,7 @@ public final class SQLiteStore: ChangeStore {
 
     public func commit(_ write: StoreWrite) async throws -> [Change] {
         if write.operations.isEmpty { return [] }
+        if let refusal = write.unstorableReason { throw refusal }
         return try await withCheckedThrowingContinuation { continuation in
             writer.submit(PendingCommit(write: write) { continuation.resume(with: $0) })
         }

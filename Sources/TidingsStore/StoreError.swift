@@ -9,6 +9,9 @@ public enum StoreError: Error, Sendable, Hashable {
     case thingNotFound(String)
     /// `setPreference` was given text that is not one JSON value.
     case invalidJSON(key: String)
+    /// Text of a write (named here: "a thing", "the actor", ...) holds U+0000, which no store
+    /// keeps (PostgreSQL's `text` cannot); nothing was written. See ``StoreWrite/unstorableReason``.
+    case unstorableText(String)
     /// The change log no longer holds every change after the requested revision (old entries
     /// are pruned); reload with ``SQLiteStore/loadSnapshot()`` instead.
     case changesPruned(oldestAvailable: UInt64)

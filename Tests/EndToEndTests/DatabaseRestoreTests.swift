@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// The database goes back or is replaced under running instances: restored from an older
@@ -115,7 +116,7 @@ final class DatabaseRestoreTests: XCTestCase {
         let stream = try a.openEventStream("/events?topics=preferences,things")
         _ = try Self.events(on: stream, until: { $0.name == "things" })
 
-        let pid = a.process.processIdentifier
+        let pid = a.pid
         XCTAssertEqual(kill(pid, SIGSTOP), 0)
         var resumed = false
         defer { if !resumed { kill(pid, SIGCONT) } }

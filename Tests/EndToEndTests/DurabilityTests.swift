@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// Writes are acknowledged only once durable; restarts (clean or SIGKILL) keep every value,
 /// every thing and the revision, which never goes backwards.
@@ -75,7 +76,7 @@ final class DurabilityTests: XCTestCase {
         let dataDirectory = directory.url.appendingPathComponent("data")
         let server = try TidingsProcess(arguments: ["--preferences", schemaPath], dataDirectory: dataDirectory)
         let port = server.port
-        let pid = server.process.processIdentifier
+        let pid = server.pid
 
         struct Ledger {
             var ackedValue: [Int]
@@ -190,7 +191,7 @@ final class DurabilityTests: XCTestCase {
         let directory = try TemporaryDirectory()
         let server = try TidingsProcess(dataDirectory: directory.url)
         let port = server.port
-        let pid = server.process.processIdentifier
+        let pid = server.pid
         let acked = Locked(Set<String>())
         let started = Locked(0)
         concurrently(9) { client in

@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// History on the real binary (API.md "History"), on SQLite and on PostgreSQL: named
@@ -40,14 +41,14 @@ final class HistoryTests: XCTestCase {
         // SIGHUP: the new file's credentials replace the old ones.
         try JSONSerialization.data(withJSONObject: [["name": "deploy-bot-2", "role": "write", "token": "bot-secret-2"],
                                                     ["name": "auditor", "role": "read", "token": "auditor-secret"]]).write(to: file)
-        XCTAssertEqual(kill(server.process.processIdentifier, SIGHUP), 0)
+        XCTAssertEqual(kill(server.pid, SIGHUP), 0)
         XCTAssertTrue(try eventually(within: 10) {
             try server.put("age", 10, headers: ["Authorization": "Bearer bot-secret-2"]).status == 200
         }, "the reloaded credential is taken")
         XCTAssertEqual(try server.put("age", 11, headers: ["Authorization": "Bearer bot-secret-1"]).status, 401)
         // A bad file on SIGHUP keeps the credentials in force and says why (never a token).
         try Data(#"[{"name": "no good", "role": "write", "token": "bot-secret-3"}]"#.utf8).write(to: file)
-        XCTAssertEqual(kill(server.process.processIdentifier, SIGHUP), 0)
+        XCTAssertEqual(kill(server.pid, SIGHUP), 0)
         XCTAssertTrue(eventually(within: 10) { server.log.contains("kept the previous credentials") }, server.log)
         XCTAssertEqual(try server.put("age", 12, headers: ["Authorization": "Bearer bot-secret-2"]).status, 200)
         history = try records(server, "/preferences/age/history?limit=2", token: "auditor-secret")

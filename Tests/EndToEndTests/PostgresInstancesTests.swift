@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// Several instances on one PostgreSQL (openapi.yaml, Several instances), end to end: a throwaway
@@ -89,7 +90,7 @@ final class PostgresInstancesTests: XCTestCase {
         let acked = Locked<[Int: Int]>([:])  // client → last acknowledged value
         let port = a.port
         let stop = Locked(false)
-        let pid = a.process.processIdentifier
+        let pid = a.pid
         let killer = Thread {
             Thread.sleep(forTimeInterval: 1.5)
             stop.withLock { $0 = true }
@@ -106,7 +107,7 @@ final class PostgresInstancesTests: XCTestCase {
                 acked.withLock { $0[client] = n }
             }
         }
-        a.process.waitUntilExit()
+        a.waitForExit()
         let values = acked.current
         XCTAssertFalse(values.isEmpty, "some writes were acknowledged before the kill")
         // B (and a restarted A) hold a value at least as new as every acknowledged one: the

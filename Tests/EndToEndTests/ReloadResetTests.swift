@@ -1,4 +1,6 @@
 import Foundation
+import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// An instance that falls behind a pruned history — it was stopped while another instance on the
@@ -23,7 +25,7 @@ final class ReloadResetTests: XCTestCase {
 
         // Stopped, `behind` cannot follow; the store keeps about 400 changes, so 1,300 more
         // prune the history past the revision it last applied.
-        let pid = behind.process.processIdentifier
+        let pid = behind.pid
         XCTAssertEqual(kill(pid, SIGSTOP), 0)
         var resumed = false
         defer { if !resumed { kill(pid, SIGCONT) } }

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// Unicode work on client text stays bounded and off the loop's critical path: text is bounded
 /// before it is normalised, runs of combining marks longer than 30 (Unicode's stream-safe limit)
@@ -154,7 +155,7 @@ final class ShutdownDeadlineTests: XCTestCase {
         // Debug builds only: SIGUSR1 holds the loop for 30 s when this variable is set.
         let server = try TidingsProcess(environment: ["TIDINGS_TEST_STALL_ON_SIGUSR1": "1"])
         defer { server.stop() }
-        kill(server.process.processIdentifier, SIGUSR1)
+        kill(server.pid, SIGUSR1)
         XCTAssertTrue(eventually(within: 5) { server.log.contains("stalling the loop") }, server.log)
         // The loop is held: a request gets no answer.
         let connection = try server.connect(timeout: 1)

@@ -1,5 +1,6 @@
 import EventHTTP
 import Foundation
+import TestFixtures
 import XCTest
 
 /// `HTTPServer.broadcast` and `EventStream.follow`: the workers hand a broadcast frame to each
@@ -25,8 +26,8 @@ final class BroadcastTests: XCTestCase {
 
     override func tearDown() { server.stop() }
 
-    private func open(_ path: String) throws -> TestClient {
-        let client = try TestClient(port: server.port)
+    private func open(_ path: String) throws -> HTTPConnection {
+        let client = try HTTPConnection(port: server.port, timeout: 5)
         client.write("GET \(path) HTTP/1.1\r\nHost: t\r\n\r\n")
         XCTAssertNotNil(client.readUntil("event: snapshot\n"))
         return client
@@ -37,7 +38,7 @@ final class BroadcastTests: XCTestCase {
     }
 
     /// The `id:`s a client received up to and including `last`.
-    private func ids(_ client: TestClient, until last: String) -> [String] {
+    private func ids(_ client: HTTPConnection, until last: String) -> [String] {
         guard let text = client.readUntil("id: \(last)\n") else { return ["(timed out)"] }
         return text.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("id: ") }.map { String($0.dropFirst(4)) }
     }
@@ -62,7 +63,7 @@ final class BroadcastTests: XCTestCase {
     }
 
     func testAClosedFollowerIsForgottenAndTheOthersKeepReceiving() throws {
-        var gone: TestClient? = try open("/follow/1/0")
+        var gone: HTTPConnection? = try open("/follow/1/0")
         let stays = try open("/follow/1/0")
         XCTAssertTrue(server.eventually { $0.openStreamCount == 2 })
         broadcast(1, 1)

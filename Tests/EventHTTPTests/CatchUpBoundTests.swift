@@ -1,5 +1,6 @@
 import EventHTTP
 import Foundation
+import TestFixtures
 import XCTest
 
 /// Paced output (a snapshot, a replay page) has a bound and a deadline of its own
@@ -24,8 +25,8 @@ final class CatchUpBoundTests: XCTestCase {
 
     /// Opens a stream and waits until the server holds `count` streams; `receiveBuffer` small
     /// keeps the kernel from taking what the client does not read.
-    private func openStream(_ server: LoopThread, count: Int, receiveBuffer: Int32? = nil) throws -> TestClient {
-        let client = try TestClient(port: server.port, receiveTimeout: 30)
+    private func openStream(_ server: LoopThread, count: Int, receiveBuffer: Int32? = nil) throws -> HTTPConnection {
+        let client = try HTTPConnection(port: server.port, timeout: 30)
         if let receiveBuffer { client.setReceiveBuffer(receiveBuffer) }
         client.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
         XCTAssertTrue(server.eventually { $0.openStreamCount == count })

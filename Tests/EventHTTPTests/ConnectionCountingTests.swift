@@ -1,5 +1,6 @@
 import EventHTTP
 import Foundation
+import TestFixtures
 import XCTest
 
 /// Connections count against the cap from accept: sockets that never send a request used to
@@ -12,17 +13,17 @@ final class ConnectionCountingTests: XCTestCase {
             server.router.get("/ok") { _, responder in responder.send(.json(["ok": true])) }
         }
         defer { server.stop() }
-        var silent = try (0..<3).map { _ in try TestClient(port: server.port) }
+        var silent = try (0..<3).map { _ in try HTTPConnection(port: server.port, timeout: 5) }
         XCTAssertTrue(server.eventually { $0.openConnectionCount == 3 }, "silent connections are not counted")
-        let fourth = try TestClient(port: server.port)
+        let fourth = try HTTPConnection(port: server.port, timeout: 5)
         // Refused without having sent a byte.
-        let refused = try XCTUnwrap(fourth.readReply())
+        let refused = try fourth.readReply()
         XCTAssertEqual(refused.status, 503)
         XCTAssertEqual(refused.header("Content-Type"), "application/problem+json")
         XCTAssertTrue(fourth.waitForClose(timeout: 2))
-        XCTAssertEqual(silent[0].request("GET", "/ok")?.status, 200, "the admitted ones are served")
+        XCTAssertEqual(try silent[0].request("GET", "/ok").status, 200, "the admitted ones are served")
         silent.removeLast()
         XCTAssertTrue(server.eventually { $0.openConnectionCount == 2 })
-        XCTAssertEqual(try TestClient(port: server.port).request("GET", "/ok")?.status, 200)
+        XCTAssertEqual(try HTTPConnection(port: server.port, timeout: 5).request("GET", "/ok").status, 200)
     }
 }

@@ -1,6 +1,7 @@
 import HTTPTypes
 import EventHTTP
 import Foundation
+import TestFixtures
 import XCTest
 
 final class HTTPServerTests: XCTestCase {
@@ -37,75 +38,75 @@ final class HTTPServerTests: XCTestCase {
     override func tearDown() { server.stop() }
 
     func testKeepAliveServesSeveralRequestsOnOneConnection() throws {
-        let client = try TestClient(port: server.port)
+        let client = try HTTPConnection(port: server.port, timeout: 5)
         for name in ["a", "b%20c", "d"] {
-            let reply = try XCTUnwrap(client.request("GET", "/hello/\(name)"))
+            let reply = try client.request("GET", "/hello/\(name)")
             XCTAssertEqual(reply.status, 200)
             XCTAssertEqual(reply.header("Content-Type"), "application/json")
             XCTAssertEqual(reply.header("X-Filtered"), "1")
             XCTAssertEqual(reply.json?["hello"] as? String, name.removingPercentEncoding)
         }
-        let late = try XCTUnwrap(client.request("GET", "/later"))
+        let late = try client.request("GET", "/later")
         XCTAssertEqual(late.json?["late"] as? Bool, true)
     }
 
     func testNotFoundAndMethodNotAllowedAreProblems() throws {
-        let client = try TestClient(port: server.port)
-        let missing = try XCTUnwrap(client.request("GET", "/nope"))
+        let client = try HTTPConnection(port: server.port, timeout: 5)
+        let missing = try client.request("GET", "/nope")
         XCTAssertEqual(missing.status, 404)
         XCTAssertEqual(missing.header("Content-Type"), "application/problem+json")
         XCTAssertEqual(missing.json?["status"] as? Int, 404)
-        let wrong = try XCTUnwrap(client.request("DELETE", "/hello/x"))
+        let wrong = try client.request("DELETE", "/hello/x")
         XCTAssertEqual(wrong.status, 405)
         XCTAssertEqual(wrong.header("Allow"), "GET, HEAD, OPTIONS")
         XCTAssertEqual(wrong.json?["title"] as? String, "Method Not Allowed")
     }
 
     func testBodiesDecodeOrAnswer4xx() throws {
-        let client = try TestClient(port: server.port)
-        XCTAssertEqual(client.request("PUT", "/echo", body: Array(#"{"value":5}"#.utf8))?.json?["value"] as? Int, 5)
-        XCTAssertEqual(client.request("PUT", "/echo", body: Array("{".utf8))?.status, 400)
-        XCTAssertEqual(client.request("PUT", "/echo", headers: ["Content-Type": "text/plain"], body: Array("{}".utf8))?.status, 415)
+        let client = try HTTPConnection(port: server.port, timeout: 5)
+        XCTAssertEqual(try client.request("PUT", "/echo", body: Array(#"{"value":5}"#.utf8)).json?["value"] as? Int, 5)
+        XCTAssertEqual(try client.request("PUT", "/echo", body: Array("{".utf8)).status, 400)
+        XCTAssertEqual(try client.request("PUT", "/echo", headers: ["Content-Type": "text/plain"], body: Array("{}".utf8)).status, 415)
     }
 
     func testTwoMebibyteBodyIs413() throws {
-        let client = try TestClient(port: server.port)
-        let reply = try XCTUnwrap(client.request("POST", "/size", body: [UInt8](repeating: 65, count: 2 << 20)))
+        let client = try HTTPConnection(port: server.port, timeout: 5)
+        let reply = try client.request("POST", "/size", body: [UInt8](repeating: 65, count: 2 << 20))
         XCTAssertEqual(reply.status, 413)
         XCTAssertEqual(reply.json?["status"] as? Int, 413)
         // And a far larger announced body is refused before it is read.
-        let other = try TestClient(port: server.port)
+        let other = try HTTPConnection(port: server.port, timeout: 5)
         other.write("POST /size HTTP/1.1\r\nHost: t\r\nContent-Length: 100000000\r\n\r\n")
-        XCTAssertEqual(other.readReply()?.status, 413)
-        XCTAssertEqual(try TestClient(port: server.port).request("GET", "/hello/x")?.status, 200)
+        XCTAssertEqual(try other.readReply().status, 413)
+        XCTAssertEqual(try HTTPConnection(port: server.port, timeout: 5).request("GET", "/hello/x").status, 200)
     }
 
     func testMalformedRequestsLeaveTheServerServing() throws {
         for garbage in ["GARBAGE\r\n\r\n", "GET /hello/x HTTP/1.1\r\nNoColonHere\r\n\r\n", "\u{1}\u{2}\u{3} / HTTP/9.9\r\n\r\n"] {
-            let bad = try TestClient(port: server.port, receiveTimeout: 2)
+            let bad = try HTTPConnection(port: server.port, timeout: 2)
             bad.write(garbage)
-            if let reply = bad.readReply() { XCTAssertGreaterThanOrEqual(reply.status, 400, garbage) }
+            if let reply = try? bad.readReply() { XCTAssertGreaterThanOrEqual(reply.status, 400, garbage) }
         }
-        XCTAssertEqual(try TestClient(port: server.port).request("GET", "/hello/ok")?.status, 200)
+        XCTAssertEqual(try HTTPConnection(port: server.port, timeout: 5).request("GET", "/hello/ok").status, 200)
     }
 
     func testHeadAndOptions() throws {
-        let client = try TestClient(port: server.port)
-        let get = try XCTUnwrap(client.request("GET", "/hello/abc"))
-        let head = try XCTUnwrap(client.request("HEAD", "/hello/abc"))
+        let client = try HTTPConnection(port: server.port, timeout: 5)
+        let get = try client.request("GET", "/hello/abc")
+        let head = try client.request("HEAD", "/hello/abc")
         XCTAssertEqual(head.status, 200)
         XCTAssertEqual(head.header("Content-Length"), get.header("Content-Length"))
         XCTAssertEqual(head.header("Content-Type"), "application/json")
         XCTAssertTrue(head.body.isEmpty)
-        let options = try XCTUnwrap(client.request("OPTIONS", "/hello/abc"))
+        let options = try client.request("OPTIONS", "/hello/abc")
         XCTAssertEqual(options.status, 204)
         XCTAssertEqual(options.header("Allow"), "GET, HEAD, OPTIONS")
         // The connection still works after a HEAD (no stray body bytes).
-        XCTAssertEqual(client.request("GET", "/hello/z")?.json?["hello"] as? String, "z")
+        XCTAssertEqual(try client.request("GET", "/hello/z").json?["hello"] as? String, "z")
     }
 
     func testStreamGetsRetryHeartbeatAndEvents() throws {
-        let client = try TestClient(port: server.port)
+        let client = try HTTPConnection(port: server.port, timeout: 5)
         client.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
         let head = try XCTUnwrap(client.readUntil("retry: 1500\n\n"))
         XCTAssertTrue(head.contains("HTTP/1.1 200"))
@@ -120,7 +121,7 @@ final class HTTPServerTests: XCTestCase {
     }
 
     func testClosingTheClientReleasesTheStream() throws {
-        var client: TestClient? = try TestClient(port: server.port)
+        var client: HTTPConnection? = try HTTPConnection(port: server.port, timeout: 5)
         client!.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
         XCTAssertNotNil(client!.readUntil("retry: 1500\n\n"))
         XCTAssertTrue(server.eventually { $0.openStreamCount == 1 })
@@ -131,10 +132,10 @@ final class HTTPServerTests: XCTestCase {
     }
 
     func testNonReadingClientIsCutOffWhileAnotherKeepsReceiving() throws {
-        let stalled = try TestClient(port: server.port)
+        let stalled = try HTTPConnection(port: server.port, timeout: 5)
         stalled.setReceiveBuffer(4096)
         stalled.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
-        let reader = try TestClient(port: server.port)
+        let reader = try HTTPConnection(port: server.port, timeout: 5)
         reader.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
         XCTAssertNotNil(reader.readUntil("retry: 1500\n\n"))
         XCTAssertTrue(server.eventually { $0.openStreamCount == 2 })
@@ -151,7 +152,7 @@ final class HTTPServerTests: XCTestCase {
     }
 
     func testPacedCatchUpDoesNotTripTheBound() throws {
-        let client = try TestClient(port: server.port)
+        let client = try HTTPConnection(port: server.port, timeout: 5)
         client.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
         XCTAssertNotNil(client.readUntil("retry: 1500\n\n"))
         XCTAssertTrue(server.eventually { $0.openStreamCount == 1 })
@@ -170,7 +171,7 @@ final class HTTPServerTests: XCTestCase {
     }
 
     func testShutdownEndsStreamsAndCompletes() throws {
-        let client = try TestClient(port: server.port)
+        let client = try HTTPConnection(port: server.port, timeout: 5)
         client.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
         XCTAssertNotNil(client.readUntil("retry: 1500\n\n"))
         XCTAssertTrue(server.eventually { $0.openStreamCount == 1 })
@@ -178,7 +179,7 @@ final class HTTPServerTests: XCTestCase {
         server.sync { $0.beginShutdown { done.value = true } }
         XCTAssertNotNil(client.readUntil("0\r\n\r\n"), "terminating chunk")
         XCTAssertTrue(server.eventually { _ in done.value })
-        XCTAssertThrowsError(try TestClient(port: server.port).request("GET", "/hello/x").map { _ in () } ?? { throw POSIXError(.ECONNRESET) }())
+        XCTAssertThrowsError(try HTTPConnection(port: server.port, timeout: 5).request("GET", "/hello/x"))
     }
 }
 
@@ -216,11 +217,11 @@ final class ServerLimitsTests: XCTestCase {
             server.router.get("/ok") { _, responder in responder.send(.json(["ok": true])) }
         }
         defer { server.stop() }
-        let first = try TestClient(port: server.port), second = try TestClient(port: server.port)
-        XCTAssertEqual(first.request("GET", "/ok")?.status, 200)
-        XCTAssertEqual(second.request("GET", "/ok")?.status, 200)
-        let third = try TestClient(port: server.port)
-        let refused = try XCTUnwrap(third.request("GET", "/ok"))
+        let first = try HTTPConnection(port: server.port, timeout: 5), second = try HTTPConnection(port: server.port, timeout: 5)
+        XCTAssertEqual(try first.request("GET", "/ok").status, 200)
+        XCTAssertEqual(try second.request("GET", "/ok").status, 200)
+        let third = try HTTPConnection(port: server.port, timeout: 5)
+        let refused = try third.request("GET", "/ok")
         XCTAssertEqual(refused.status, 503)
         XCTAssertNotNil(refused.header("Retry-After"))
         XCTAssertEqual(refused.header("Content-Type"), "application/problem+json")
@@ -228,7 +229,7 @@ final class ServerLimitsTests: XCTestCase {
         // Room again once a connection goes away.
         _ = consume first
         XCTAssertTrue(server.eventually { $0.openConnectionCount == 1 })
-        XCTAssertEqual(try TestClient(port: server.port).request("GET", "/ok")?.status, 200)
+        XCTAssertEqual(try HTTPConnection(port: server.port, timeout: 5).request("GET", "/ok").status, 200)
     }
 
     /// libevent's connection timeout (whose -1 means "default", not "never") must close idle
@@ -247,9 +248,9 @@ final class ServerLimitsTests: XCTestCase {
             }
         }
         defer { server.stop() }
-        let idle = try TestClient(port: server.port)
-        XCTAssertEqual(idle.request("GET", "/ok")?.status, 200)
-        let streaming = try TestClient(port: server.port)
+        let idle = try HTTPConnection(port: server.port, timeout: 5)
+        XCTAssertEqual(try idle.request("GET", "/ok").status, 200)
+        let streaming = try HTTPConnection(port: server.port, timeout: 5)
         streaming.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
         XCTAssertNotNil(streaming.readUntil("retry: 3000\n\n"))
         XCTAssertTrue(idle.waitForClose(timeout: 3), "idle keep-alive connection not timed out")
@@ -269,18 +270,18 @@ final class ServerLimitsTests: XCTestCase {
             }
         }
         defer { server.stop() }
-        let first = try TestClient(port: server.port)
+        let first = try HTTPConnection(port: server.port, timeout: 5)
         first.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
         XCTAssertNotNil(first.readUntil("retry: "))
-        let second = try TestClient(port: server.port)
-        let reply = try XCTUnwrap(second.request("GET", "/stream"))
+        let second = try HTTPConnection(port: server.port, timeout: 5)
+        let reply = try second.request("GET", "/stream")
         XCTAssertEqual(reply.status, 200)
         XCTAssertEqual(reply.header("Content-Type"), "text/event-stream")
         let retry = Int(reply.text.replacingOccurrences(of: "retry: ", with: "").trimmingCharacters(in: .whitespacesAndNewlines))
         XCTAssertNotNil(retry)
         XCTAssertTrue((1_500...4_500).contains(retry ?? 0), "the base 3 s ±50%: \(reply.text)")
         XCTAssertEqual(server.sync { $0.openStreamCount }, 1)
-        let head = try XCTUnwrap(TestClient(port: server.port).request("HEAD", "/stream"))
+        let head = try HTTPConnection(port: server.port, timeout: 5).request("HEAD", "/stream")
         XCTAssertEqual(head.header("Content-Type"), "text/event-stream")
     }
 
@@ -299,17 +300,17 @@ final class ServerLimitsTests: XCTestCase {
             server.router.get("/ok") { _, responder in responder.send(.json(["ok": true])) }
         }
         defer { server.stop() }
-        var open: [TestClient] = []
+        var open: [HTTPConnection] = []
         for _ in 0..<2 {
-            let client = try TestClient(port: server.port)
+            let client = try HTTPConnection(port: server.port, timeout: 5)
             client.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
             XCTAssertNotNil(client.readUntil("retry: 3000\n\n"))
             open.append(client)
         }
-        let refused = try XCTUnwrap(TestClient(port: server.port).request("GET", "/stream"))
+        let refused = try HTTPConnection(port: server.port, timeout: 5).request("GET", "/stream")
         XCTAssertTrue(refused.text.hasPrefix("retry: "), "a third stream is over the streams' share")
         XCTAssertEqual(refused.header("Connection"), "close", "a refusal ends: \(refused.text)")
-        XCTAssertEqual(try XCTUnwrap(TestClient(port: server.port).request("GET", "/ok")).status, 200)
+        XCTAssertEqual(try HTTPConnection(port: server.port, timeout: 5).request("GET", "/ok").status, 200)
         XCTAssertEqual(server.sync { $0.openStreamCount }, 2)
         XCTAssertEqual(server.sync { $0.streamLimit }, 2)
         withExtendedLifetime(open) {}

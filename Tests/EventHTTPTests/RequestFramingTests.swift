@@ -86,6 +86,37 @@ final class RequestFramingTests: XCTestCase {
         XCTAssertNil(JSONShape.topLevelMemberCount(Array(#"{"a": 1"#.utf8)))
     }
 
+    func testDuplicateMemberNamesAreFoundAtEveryDepthAfterUnescaping() {
+        func duplicate(_ text: String) -> String? { JSONShape.duplicateMemberName(Array(text.utf8)) }
+        XCTAssertEqual(duplicate(#"{"age": 1, "age": 2}"#), "age")
+        XCTAssertEqual(duplicate(#"{"a": {"x": 1, "y": [{"z": 1, "z": 2}]}}"#), "z")
+        XCTAssertEqual(duplicate(#"{"a": 1, "\u0061": 2}"#), "a", "escapes are decoded")
+        XCTAssertEqual(duplicate(#"{"\ud83d\ude00": 1, "😀": 2}"#), "😀", "surrogate pairs are decoded")
+        XCTAssertEqual(duplicate("{\"\u{E9}\": 1, \"e\u{301}\": 2}"), "\u{E9}", "canonically equal names are one name, as Foundation merges them")
+        XCTAssertEqual(duplicate(#"{"a\"b": 1, "a\"b": 2}"#), "a\"b")
+        // Not duplicates: the same name in different objects, names that are values, strings in arrays.
+        XCTAssertNil(duplicate(#"{"a": {"a": 1}, "b": {"a": 2}}"#))
+        XCTAssertNil(duplicate(#"{"a": "a", "b": "a"}"#))
+        XCTAssertNil(duplicate(#"["a", "a", {"a": 1}, {"a": 2}]"#))
+        XCTAssertNil(duplicate(#"{"a": 1, "A": 2, "a ": 3}"#))
+        XCTAssertNil(duplicate(#"{"a,b": 1, "a": 2, "b": 3}"#))
+        XCTAssertNil(duplicate(#""just a string""#))
+    }
+
+    func testDecodeRefusesDuplicateMembersWith400() {
+        struct Body: Decodable { let value: Int }
+        let request = Request(method: .put, target: "/x", headers: [.contentType: "application/json"],
+                              body: Array(#"{"value": 7, "value": 8}"#.utf8))
+        XCTAssertThrowsError(try request.decode(Body.self)) { error in
+            let problem = error as? ProblemDetails
+            XCTAssertEqual(problem?.status, .badRequest)
+            XCTAssertTrue(problem?.detail.contains(#""value" twice"#) ?? false, problem?.detail ?? "")
+        }
+        let unique = Request(method: .put, target: "/x", headers: [.contentType: "application/json"],
+                             body: Array(#"{"value": 7, "other": {"value": 8}}"#.utf8))
+        XCTAssertEqual(try unique.decode(Body.self).value, 7)
+    }
+
     func testProblemErrorsAreCappedAt100() {
         let errors = (0..<250).map { ProblemDetails.FieldError(key: "k\($0)", detail: "bad") }
         XCTAssertEqual(ProblemDetails(status: .unprocessableContent, detail: "many", errors: errors).errors?.count, 100)

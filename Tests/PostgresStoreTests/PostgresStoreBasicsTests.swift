@@ -3,8 +3,9 @@ import XCTest
 @testable import TidingsStore
 import TestFixtures
 
-/// One PostgresStore: what is PostgreSQL's own (its byte count in `meta`, text it cannot hold).
-/// What every store does is checked by ``PostgresConformanceTests``.
+/// One PostgresStore: what is PostgreSQL's own (its byte count in `meta`). What every store
+/// does (text PostgreSQL cannot hold included: no store takes it) is checked by
+/// ``PostgresConformanceTests``.
 final class PostgresStoreBasicsTests: PostgresTestCase {
     /// The running byte count the commit function keeps in `meta` (what pruning by bytes
     /// compares) goes back to 0 once a change bigger than the whole budget pruned every row.
@@ -21,13 +22,5 @@ final class PostgresStoreBasicsTests: PostgresTestCase {
         XCTAssertEqual(error, .changesPruned(oldestAvailable: 10))
         running = try cluster().psql("SELECT history_bytes FROM meta", database: database)
         XCTAssertEqual(running.trimmingCharacters(in: .whitespacesAndNewlines), "0")
-    }
-
-    func testTextPostgreSQLCannotHoldIsRefusedAlone() async throws {
-        let store = try await makeStore(try makeDatabase())
-        let error = await storeError { try await store.commit(StoreWrite([.addThing("a\u{0}b")])) }
-        guard case .database = error else { return XCTFail("expected .database, got \(String(describing: error))") }
-        let answer = try await store.commit(StoreWrite([.addThing("ok")]))
-        XCTAssertEqual(answer.map(\.revision), [1])
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import Observing
 import TidingsClient
 import XCTest
@@ -10,13 +11,13 @@ final class HistoryClientTests: XCTestCase {
     private var directories: [URL] = []
 
     override func tearDown() async throws {
-        directories.forEach(TidingsServer.removeDirectory)
+        directories.forEach(TidingsProcess.removeDirectory)
     }
 
-    private func startServer(_ arguments: [String] = []) throws -> TidingsServer {
-        let directory = TidingsServer.temporaryDirectory()
+    private func startServer(_ arguments: [String] = []) throws -> TidingsProcess {
+        let directory = TidingsProcess.temporaryDirectory()
         directories.append(directory)
-        return try TidingsServer(dataDirectory: directory, arguments: arguments)
+        return try TidingsProcess(arguments: arguments, dataDirectory: directory)
     }
 
     func testHistoryPagesAndRollbackThroughTheLibrary() async throws {
@@ -76,7 +77,7 @@ final class HistoryClientTests: XCTestCase {
 
     private func run(_ arguments: [String]) throws -> (Int32, String, String) {
         let process = Process()
-        process.executableURL = TidingsServer.binDirectory.appendingPathComponent("tidings-client")
+        process.executableURL = TidingsProcess.binDirectory.appendingPathComponent("tidings-client")
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

@@ -12,13 +12,13 @@ final class LivePreferencesTests: XCTestCase {
     private var directories: [URL] = []
 
     override func tearDown() async throws {
-        directories.forEach(TidingsServer.removeDirectory)
+        directories.forEach(TidingsProcess.removeDirectory)
     }
 
-    private func startServer(_ arguments: [String] = []) throws -> TidingsServer {
-        let directory = TidingsServer.temporaryDirectory()
+    private func startServer(_ arguments: [String] = []) throws -> TidingsProcess {
+        let directory = TidingsProcess.temporaryDirectory()
         directories.append(directory)
-        return try TidingsServer(dataDirectory: directory, arguments: arguments)
+        return try TidingsProcess(arguments: arguments, dataDirectory: directory)
     }
 
     func testAPlainPutReachesThatKeysPublisherOnly() async throws {
@@ -31,14 +31,14 @@ final class LivePreferencesTests: XCTestCase {
         XCTAssertEqual(ages.values, [5])
         XCTAssertEqual(names.values, ["fat"])
 
-        let answer = try await PlainHTTP.put(server.url, key: "age", json: "42")
-        XCTAssertEqual(answer.status, 200, answer.body)
+        let answer = try server.request("PUT", "/preferences/age", json: ["value": 42])
+        XCTAssertEqual(answer.status, 200, answer.text)
         await ages.waitForLatest("age 42") { $0 == 42 }
         XCTAssertEqual(screen.age, 42)
         XCTAssertEqual(screen.preferenceSource.age, 42)
 
         // A later change on the same stream: once it is here, anything for `name` would be too.
-        _ = try await PlainHTTP.put(server.url, key: "speed", json: "2.5")
+        _ = try server.request("PUT", "/preferences/speed", json: ["value": 2.5])
         await speeds.waitForLatest("speed 2.5") { $0 == 2.5 }
         XCTAssertEqual(names.values, ["fat"], "a change of age or speed reached the name publisher")
         XCTAssertEqual(ages.values, [5, 42])
@@ -62,8 +62,8 @@ final class LivePreferencesTests: XCTestCase {
         XCTAssertGreaterThan(seen.values.last!.revision, 0)
         await readerNames.waitForLatest("the reader's name publisher") { $0 == "alice" }
         XCTAssertEqual(readerScreen.name, "alice")
-        let onServer = try await PlainHTTP.send("GET", server.url.appendingPathComponent("preferences/name"))
-        XCTAssertEqual(onServer.json?["value"], "alice", onServer.body)
+        let onServer = try server.get("/preferences/name")
+        XCTAssertEqual(onServer.value?["value"], "alice", onServer.text)
     }
 
     func testSeveralKeysAtOnceAndAResetGoThroughTheContainer() async throws {
@@ -74,13 +74,13 @@ final class LivePreferencesTests: XCTestCase {
         let seen = Recorder(reader.preferences.changes)
 
         // Several keys in one container update: one PATCH, atomic on the server.
-        try settings.preferences.update(["age": .integer(8), "name": .string("multi")])
+        try settings.preferences.propose(PreferencePatch(values: ["age": .integer(8), "name": .string("multi")]))
         await seen.wait("both keys on the other client") { values in
             values.contains { $0.key == "age" && $0.value == .integer(8) } && values.contains { $0.key == "name" && $0.value == .string("multi") }
         }
         // A reset is a DELETE (with If-Match), sent at once: it waits for the PATCH and builds
         // on the revision the PATCH gave `age`. The other client sees the default come back.
-        try settings.preferences.reset("age")
+        try settings.preferences.propose(PreferencePatch(values: ["age": nil]))
         await seen.waitForLatest("age back to its default") { $0.key == "age" && $0.value == .integer(5) }
         XCTAssertEqual(settings.age, 5)
         XCTAssertTrue(Recorder(writer.preferences.writeFailures).values.isEmpty)
@@ -139,13 +139,13 @@ final class LivePreferencesTests: XCTestCase {
         XCTAssertEqual(screens[loser].name, winnerValue)
         XCTAssertEqual(screens[winner].name, winnerValue)
         XCTAssertFalse(names[winner].values.contains(["alice", "bob"][loser]))
-        let onServer = try await PlainHTTP.send("GET", server.url.appendingPathComponent("preferences/name"))
-        XCTAssertEqual(onServer.json?["value"], .string(winnerValue), onServer.body)
+        let onServer = try server.get("/preferences/name")
+        XCTAssertEqual(onServer.value?["value"], .string(winnerValue), onServer.text)
     }
 
     func testARefusedValueIsATypedErrorAndTheValueStaysTheServers() async throws {
         // The server allows ages up to 10; the program's declaration has no bound.
-        let schema = TidingsServer.temporaryDirectory().appendingPathExtension("json")
+        let schema = TidingsProcess.temporaryDirectory().appendingPathExtension("json")
         directories.append(schema)
         try Data(#"{"name": {"type": "string", "default": "fat"}, "age": {"type": "integer", "default": 5, "maximum": 10}, "speed": {"type": "number", "default": 0}}"#.utf8)
             .write(to: schema)

@@ -1,3 +1,4 @@
+import TestFixtures
 import XCTest
 @testable import TidingsClient
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import Observing
 import OpenCombine
 @testable import TidingsClient

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import Observing
 import OpenCombine
 import TidingsClient
@@ -11,11 +12,11 @@ final class ResumeTests: XCTestCase {
     private var directories: [URL] = []
 
     override func tearDown() async throws {
-        directories.forEach(TidingsServer.removeDirectory)
+        directories.forEach(TidingsProcess.removeDirectory)
     }
 
     private func newDirectory() -> URL {
-        let directory = TidingsServer.temporaryDirectory()
+        let directory = TidingsProcess.temporaryDirectory()
         directories.append(directory)
         return directory
     }
@@ -31,9 +32,10 @@ final class ResumeTests: XCTestCase {
         }
     }
 
-    private func put(_ server: TidingsServer, _ key: String, _ json: String) async throws {
-        let answer = try await PlainHTTP.put(server.url, key: key, json: json)
-        XCTAssertEqual(answer.status, 200, answer.body)
+    private func put(_ server: TidingsProcess, _ key: String, _ json: String) async throws {
+        let answer = try server.request("PUT", "/preferences/\(key)", headers: ["Content-Type": "application/json"],
+                                        body: Array("{\"value\": \(json)}".utf8))
+        XCTAssertEqual(answer.status, 200, answer.text)
     }
 
     private func reopened(_ states: Recorder<ConnectionState>) -> ([ConnectionState]) -> Bool {
@@ -45,7 +47,7 @@ final class ResumeTests: XCTestCase {
 
     func testAServerRestartedWhileTheClientRunsIsResumedWithNoMissedAndNoRepeatedChange() async throws {
         let directory = newDirectory()
-        var server = try TidingsServer(dataDirectory: directory)
+        var server = try TidingsProcess(dataDirectory: directory)
         let port = server.port
         let client = await connectedClient(server)
         let settings = AppSettings(store: client.preferences)
@@ -57,7 +59,7 @@ final class ResumeTests: XCTestCase {
 
         XCTAssertEqual(server.stop(), 0)
         await states.wait("the client noticing the restart") { $0.contains { if case .waiting = $0 { true } else { false } } }
-        server = try TidingsServer(port: port, dataDirectory: directory)
+        server = try TidingsProcess(dataDirectory: directory, port: port)
         // Written while the client is (most likely) still away: it must come by replay.
         try await put(server, "age", "7")
         try await put(server, "name", "\"after the restart\"")
@@ -77,7 +79,7 @@ final class ResumeTests: XCTestCase {
     }
 
     func testAResetFromAServerThatLostItsStoreBringsTheFreshSnapshot() async throws {
-        var server = try TidingsServer(dataDirectory: newDirectory())
+        var server = try TidingsProcess(dataDirectory: newDirectory())
         let port = server.port
         let client = await connectedClient(server)
         let settings = AppSettings(store: client.preferences)
@@ -90,7 +92,7 @@ final class ResumeTests: XCTestCase {
 
         // A new server on the same port with an empty store: revision 0 < the client's 2.
         server.stop()
-        server = try TidingsServer(port: port, dataDirectory: newDirectory())
+        server = try TidingsProcess(dataDirectory: newDirectory(), port: port)
         await resets.wait("the reset") { !$0.isEmpty }
         let reason = try XCTUnwrap(resets.values.first, "no reset")
         XCTAssertTrue(reason.contains("newer than the current revision"), reason)
@@ -106,8 +108,7 @@ final class ResumeTests: XCTestCase {
     func testAResumePointOlderThanTheReplayBufferResetsAndOnlyWhatChangedIsAnnounced() async throws {
         // Resume reaches as far back as the history: keep almost none of it (the replay bounds
         // are lower bounds, so they go down too).
-        let server = try TidingsServer(dataDirectory: newDirectory(),
-                                       arguments: ["--replay-buffer", "2", "--replay-bytes", "100", "--history-bytes", "100"])
+        let server = try TidingsProcess(arguments: ["--replay-buffer", "2", "--replay-bytes", "100", "--history-bytes", "100"], dataDirectory: newDirectory())
         let client = await connectedClient(server)
         let changes = Recorder(client.preferences.changes)
         let resets = Recorder(client.resets)

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import Observing
 import OpenCombine
 import TidingsClient
@@ -10,13 +11,13 @@ final class ThingsAndPostsTests: XCTestCase {
     private var directories: [URL] = []
 
     override func tearDown() async throws {
-        directories.forEach(TidingsServer.removeDirectory)
+        directories.forEach(TidingsProcess.removeDirectory)
     }
 
-    private func startServer(_ arguments: [String] = []) throws -> TidingsServer {
-        let directory = TidingsServer.temporaryDirectory()
+    private func startServer(_ arguments: [String] = []) throws -> TidingsProcess {
+        let directory = TidingsProcess.temporaryDirectory()
         directories.append(directory)
-        return try TidingsServer(dataDirectory: directory, arguments: arguments)
+        return try TidingsProcess(arguments: arguments, dataDirectory: directory)
     }
 
     private func expect(_ what: String, _ body: () async throws(TidingsClientError) -> Void,

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 
 /// The built `tidings-client` executable against the real server, output read line by line.
@@ -6,11 +7,11 @@ final class WatchCommandTests: XCTestCase {
     private var directories: [URL] = []
 
     override func tearDown() {
-        directories.forEach(TidingsServer.removeDirectory)
+        directories.forEach(TidingsProcess.removeDirectory)
     }
 
     private func newDirectory() -> URL {
-        let directory = TidingsServer.temporaryDirectory()
+        let directory = TidingsProcess.temporaryDirectory()
         directories.append(directory)
         return directory
     }
@@ -18,7 +19,7 @@ final class WatchCommandTests: XCTestCase {
     /// Runs `tidings-client <arguments>` to its end: (status, stdout, stderr).
     private func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String, String) {
         let process = Process()
-        process.executableURL = TidingsServer.binDirectory.appendingPathComponent("tidings-client")
+        process.executableURL = TidingsProcess.binDirectory.appendingPathComponent("tidings-client")
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
@@ -31,13 +32,13 @@ final class WatchCommandTests: XCTestCase {
         return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
     }
 
-    private func put(_ server: TidingsServer, _ key: String, _ json: String) throws {
+    private func put(_ server: TidingsProcess, _ key: String, _ json: String) throws {
         let (status, _, errors) = try run(["--url", server.url.absoluteString, "set", key, json])
         XCTAssertEqual(status, 0, errors)
     }
 
     func testGetAndSetPrintJSONAndRefusalsExitWithAMessage() throws {
-        let server = try TidingsServer(dataDirectory: newDirectory(), arguments: ["--api-token", "tok"])
+        let server = try TidingsProcess(arguments: ["--api-token", "tok"], dataDirectory: newDirectory())
         let url = server.url.absoluteString
         XCTAssertEqual(try run(["--url", url, "get", "age"]).1, "5\n")
         let (status, output, _) = try run(["--url", url, "set", "name", "\"bob\""], environment: ["TIDINGS_TOKEN": "tok"])
@@ -62,16 +63,21 @@ final class WatchCommandTests: XCTestCase {
         let notJSON = try run(["--url", url, "set", "age", "six"])
         XCTAssertNotEqual(notJSON.0, 0)
         XCTAssertTrue(notJSON.2.contains("JSON"), notJSON.2)
+        // Without --url: $TIDINGS_URL (else the server's default address, 127.0.0.1:8080).
+        XCTAssertEqual(try run(["get", "age"], environment: ["TIDINGS_URL": url]).1, "5\n")
+        let badVariable = try run(["get", "age"], environment: ["TIDINGS_URL": "ftp://x"])
+        XCTAssertEqual(badVariable.0, 64)
+        XCTAssertTrue(badVariable.2.contains("TIDINGS_URL") && badVariable.2.contains("ftp://x"), badVariable.2)
     }
 
     func testWatchPrintsTheCurrentValuesThenEachChangeAcrossARestart() throws {
         let directory = newDirectory()
-        var server = try TidingsServer(dataDirectory: directory)
+        var server = try TidingsProcess(dataDirectory: directory)
         let port = server.port
         try put(server, "age", "6")
 
         let watch = Process()
-        watch.executableURL = TidingsServer.binDirectory.appendingPathComponent("tidings-client")
+        watch.executableURL = TidingsProcess.binDirectory.appendingPathComponent("tidings-client")
         watch.arguments = ["--url", server.url.absoluteString, "watch", "--keys", "age,name"]
         let out = Pipe()
         watch.standardOutput = out
@@ -93,7 +99,7 @@ final class WatchCommandTests: XCTestCase {
         XCTAssertEqual(next(), #"{"key":"age","revision":3,"value":7}"#)
 
         XCTAssertEqual(server.stop(), 0)
-        server = try TidingsServer(port: port, dataDirectory: directory)
+        server = try TidingsProcess(dataDirectory: directory, port: port)
         try put(server, "name", "\"restarted\"")
         try put(server, "age", "8")
         XCTAssertEqual(next(), #"{"key":"name","revision":4,"value":"restarted"}"#)

@@ -6,7 +6,8 @@ extension Request {
     /// `application/json`, any `application/*+json`, and — so `curl -d` works — a missing type or
     /// `application/x-www-form-urlencoded` carrying JSON are accepted; any other explicit type
     /// throws a 415 problem. A body that is not JSON at all (malformed, empty, a trailing comma)
-    /// throws a 400; well-formed JSON of the wrong shape (a missing or mistyped field, a number
+    /// throws a 400, and so does an object naming one member twice (parsers disagree on which
+    /// one counts); well-formed JSON of the wrong shape (a missing or mistyped field, a number
     /// where an object belongs) throws a 422 that names the field.
     ///
     /// ```swift
@@ -31,6 +32,7 @@ extension Request {
               !Self.hasTrailingComma(body) else {
             throw ProblemDetails(status: .badRequest, detail: "The request body is not valid JSON.")
         }
+        if let name = JSONShape.duplicateMemberName(body) { throw Self.duplicateMember(name) }
         do {
             return try JSONCoding.decoder.decode(T.self, from: data)
         } catch let error as DecodingError {
@@ -38,6 +40,13 @@ extension Request {
         } catch {
             throw ProblemDetails(status: .unprocessableContent, detail: "The request body has the wrong shape.")
         }
+    }
+
+    /// The answer to an object naming one member twice: 400 (readers disagree on which counts).
+    static func duplicateMember(_ name: String) -> ProblemDetails {
+        let shown = name.unicodeScalars.count > 64 ? String(String.UnicodeScalarView(name.unicodeScalars.prefix(64))) + "…" : name
+        return ProblemDetails(status: .badRequest,
+                              detail: "The request body names the member \"\(shown)\" twice in one object; member names must be unique (RFC 8259 §4, I-JSON).")
     }
 
     /// 415 for a body a web page sent as a CORS "simple" request (no type, or the form type).

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import OpenCombine
+import Synchronization
 
 /// An `EventSource` for Swift: keeps one event stream open, reconnecting after every end with
 /// ``ReconnectPolicy`` back-off (from the server's `retry:`), and hands each event to
@@ -145,23 +146,17 @@ final class EventStreamConnection {
 }
 
 /// The connection's loop task, cancellable from a nonisolated `deinit`.
-final class LoopHandle: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var task: Task<Void, Never>?
+final class LoopHandle: Sendable {
+    private let task = Mutex<Task<Void, Never>?>(nil)
 
-    var isRunning: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return task != nil
-    }
+    var isRunning: Bool { task.withLock { $0 != nil } }
 
     /// Cancels the current task (if any) and keeps `task` instead.
     func set(_ task: Task<Void, Never>?) {
-        lock.lock()
-        let previous = self.task
-        self.task = task
-        lock.unlock()
+        let previous = self.task.withLock { current in
+            defer { current = task }
+            return current
+        }
         previous?.cancel()
     }
 }
@@ -176,13 +171,15 @@ enum StreamChunk: Sendable {
 
 /// Forwards a streaming transfer into an `AsyncStream`, cutting the transfer when the reader
 /// falls more than `maxBufferedBytes` behind (it then reconnects and resumes).
-private final class StreamReceiver: TransferHandler, @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
+private final class StreamReceiver: TransferHandler {
+    private struct Backlog {
+        var buffered = 0
+        var overflowed = false
+    }
+
+    private let backlog = Mutex(Backlog())
     private let continuation: AsyncStream<StreamChunk>.Continuation
     private let maxBufferedBytes: Int
-    private var buffered = 0
-    private var overflowed = false
 
     init(continuation: AsyncStream<StreamChunk>.Continuation, maxBufferedBytes: Int) {
         self.continuation = continuation
@@ -196,27 +193,22 @@ private final class StreamReceiver: TransferHandler, @unchecked Sendable {
     }
 
     func received(data: Data) -> Bool {
-        lock.lock()
-        buffered += data.count
-        if buffered > maxBufferedBytes { overflowed = true }
-        let overflowed = overflowed
-        lock.unlock()
+        let overflowed = backlog.withLock { [maxBufferedBytes] backlog in
+            backlog.buffered += data.count
+            if backlog.buffered > maxBufferedBytes { backlog.overflowed = true }
+            return backlog.overflowed
+        }
         guard !overflowed else { return false }
         continuation.yield(.body(data))
         return true
     }
 
     func consumed(_ count: Int) {
-        lock.lock()
-        buffered -= count
-        lock.unlock()
+        backlog.withLock { $0.buffered -= count }
     }
 
     func completed(error: (any Error)?) {
-        lock.lock()
-        let overflowed = overflowed
-        lock.unlock()
-        if overflowed {
+        if backlog.withLock({ $0.overflowed }) {
             continuation.yield(.end("the client fell more than \(maxBufferedBytes) bytes behind the stream"))
         } else {
             continuation.yield(.end(error.map { $0.localizedDescription }))

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Synchronization
 
 /// What one URLSession task reports, called on the session's delegate queue.
 protocol TransferHandler: AnyObject, Sendable {
@@ -15,21 +16,18 @@ protocol TransferHandler: AnyObject, Sendable {
 
 /// Routes the callbacks of every task of one session to the task's ``TransferHandler``.
 /// One delegate per session because URLSession keeps its delegate for its whole life.
-final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // Guarded by `lock`: URLSession calls in on its delegate queue, `register` from anywhere.
-    private let lock = NSLock()
-    private var handlers: [Int: any TransferHandler] = [:]
+final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    /// By task identifier. URLSession calls in on its delegate queue, `register` from anywhere.
+    private let handlers = Mutex<[Int: any TransferHandler]>([:])
 
     func register(_ task: URLSessionTask, _ handler: any TransferHandler) {
-        lock.lock()
-        handlers[task.taskIdentifier] = handler
-        lock.unlock()
+        let id = task.taskIdentifier
+        handlers.withLock { $0[id] = handler }
     }
 
     private func handler(_ task: URLSessionTask, remove: Bool = false) -> (any TransferHandler)? {
-        lock.lock()
-        defer { lock.unlock() }
-        return remove ? handlers.removeValue(forKey: task.taskIdentifier) : handlers[task.taskIdentifier]
+        let id = task.taskIdentifier
+        return handlers.withLock { remove ? $0.removeValue(forKey: id) : $0[id] }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,

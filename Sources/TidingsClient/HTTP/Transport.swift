@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Synchronization
 
 /// A server's answer: status, the headers the client uses, and the body.
 struct TidingsResponse: Sendable {
@@ -21,8 +22,7 @@ struct TidingsResponse: Sendable {
 
 /// The HTTP side of a client: one URLSession for requests and the event stream, the base URL
 /// and the credentials every request carries. Answers over ``maxBodyBytes`` are cut off.
-final class Transport: @unchecked Sendable {
-    // @unchecked: every stored property is immutable; URLSession is thread-safe.
+final class Transport: Sendable {
     let baseURL: URL
     let credentials: TidingsCredentials
     let maxBodyBytes: Int
@@ -119,57 +119,62 @@ final class Transport: @unchecked Sendable {
 }
 
 /// Collects one answer's body, up to a limit, and resumes the waiting request once.
-private final class BodyCollector: TransferHandler, @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
+private final class BodyCollector: TransferHandler {
+    private struct State {
+        var continuation: CheckedContinuation<Result<TidingsResponse, TidingsClientError>, Never>?
+        var status = 0
+        var revision: UInt64?
+        var body = Data()
+        var tooLarge = false
+    }
+
+    private let state = Mutex(State())
     private let limit: Int
-    private var continuation: CheckedContinuation<Result<TidingsResponse, TidingsClientError>, Never>?
-    private var status = 0
-    private var revision: UInt64?
-    private var body = Data()
-    private var tooLarge = false
 
     init(limit: Int) { self.limit = limit }
 
     func start(_ continuation: CheckedContinuation<Result<TidingsResponse, TidingsClientError>, Never>) {
-        lock.lock()
-        self.continuation = continuation
-        lock.unlock()
+        state.withLock { $0.continuation = continuation }
     }
 
     func received(response: HTTPURLResponse) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        status = response.statusCode
-        revision = response.value(forHTTPHeaderField: "Tidings-Revision").flatMap { UInt64($0) }
-        if response.expectedContentLength > Int64(limit) { tooLarge = true }
-        return !tooLarge
+        let status = response.statusCode
+        let revision = response.value(forHTTPHeaderField: "Tidings-Revision").flatMap { UInt64($0) }
+        let tooLarge = response.expectedContentLength > Int64(limit)
+        return state.withLock { state in
+            state.status = status
+            state.revision = revision
+            if tooLarge { state.tooLarge = true }
+            return !state.tooLarge
+        }
     }
 
     func received(data: Data) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard body.count + data.count <= limit else {
-            tooLarge = true
-            return false
+        state.withLock { [limit] state in
+            guard state.body.count + data.count <= limit else {
+                state.tooLarge = true
+                return false
+            }
+            state.body.append(data)
+            return true
         }
-        body.append(data)
-        return true
     }
 
     func completed(error: (any Error)?) {
-        lock.lock()
-        let continuation = continuation
-        self.continuation = nil
-        let result: Result<TidingsResponse, TidingsClientError>
-        if tooLarge {
-            result = .failure(.invalidResponse("the answer is larger than \(limit) bytes"))
-        } else if let error {
-            result = .failure(.transport(error.localizedDescription))
-        } else {
-            result = .success(TidingsResponse(status: status, revision: revision, body: body))
+        let transportError = error.map { $0.localizedDescription }
+        let (continuation, result) = state.withLock { [limit] state in
+            let continuation = state.continuation
+            state.continuation = nil
+            let result: Result<TidingsResponse, TidingsClientError>
+            if state.tooLarge {
+                result = .failure(.invalidResponse("the answer is larger than \(limit) bytes"))
+            } else if let transportError {
+                result = .failure(.transport(transportError))
+            } else {
+                result = .success(TidingsResponse(status: state.status, revision: state.revision, body: state.body))
+            }
+            return (continuation, result)
         }
-        lock.unlock()
         continuation?.resume(returning: result)
     }
 }

@@ -3,22 +3,13 @@ import Foundation
 /// Turns queued writes into the JSON argument of `tidings_commit_v1` and its JSON answer back
 /// into per-write results.
 enum PostgresBatch {
-    /// Checks a write that needs no database state: a replacement list that repeats an entry,
-    /// and text PostgreSQL cannot hold (U+0000). Returns the error the write fails with.
+    /// Checks a write that needs no database state and that only PostgreSQL needs checked
+    /// before the batch (what every store refuses is ``StoreWrite/unstorableReason``): a
+    /// replacement list that repeats an entry. Returns the error the write fails with.
     static func precheck(_ write: StoreWrite) -> StoreError? {
-        for operation in write.operations {
-            switch operation {
-            case let .setPreference(key, json, defaultJSON):
-                if [key, json ?? "", defaultJSON].contains(where: containsNUL) { return nulError }
-            case let .addThing(thing), let .removeThing(thing), let .setPosts(thing):
-                if containsNUL(thing) { return nulError }
-            case let .replaceThings(things):
-                if things.contains(where: containsNUL) { return nulError }
-                if let repeated = things.firstRepeatedEntry { return .duplicateThing(repeated) }
-            }
+        for case let .replaceThings(things) in write.operations {
+            if let repeated = things.firstRepeatedEntry { return .duplicateThing(repeated) }
         }
-        for key in write.expectedRevisions.keys where containsNUL(key) { return nulError }
-        if containsNUL(write.actor) || containsNUL(write.reason ?? "") { return nulError }
         return nil
     }
 
@@ -103,7 +94,4 @@ enum PostgresBatch {
         default: return .database("PostgreSQL \(sqlState): \(message)")
         }
     }
-
-    private static func containsNUL(_ text: String) -> Bool { text.utf8.contains(0) }
-    private static let nulError = StoreError.database("text containing U+0000 cannot be stored in PostgreSQL")
 }

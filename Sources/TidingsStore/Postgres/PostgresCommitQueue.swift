@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Group commit for ``PostgresStore``: concurrent ``submit(_:)`` calls queue up while batches
 /// are in flight; each batch takes up to `maxBatch` of them into one transaction (one round
@@ -8,7 +9,9 @@ import Foundation
 /// commits, the next is already sent and waits at the database for the counter row's lock.
 /// Revisions still follow commit order — the lock, not the lane, decides it. (One lane is the
 /// default: measured here, more lanes made smaller batches and more WAL flushes.)
-final class PostgresCommitQueue: @unchecked Sendable {
+///
+/// All mutable state lives in one `Mutex`, so the type is checked `Sendable`.
+final class PostgresCommitQueue: Sendable {
     /// Runs one batch on lane `lane` and answers every write of it, in order.
     typealias Execute = @Sendable (_ lane: Int, _ writes: [StoreWrite]) async -> [Result<[Change], StoreError>]
 
@@ -17,29 +20,32 @@ final class PostgresCommitQueue: @unchecked Sendable {
         var continuation: CheckedContinuation<[Change], any Error>
     }
 
-    private let lock = NSLock()
-    private var pending: [Pending] = []
-    private var drainers: [Task<Void, Never>?]
-    private var closed = false
-    private var counters = PostgresStoreStatistics()
+    private struct State {
+        var pending: [Pending] = []
+        var drainers: [Task<Void, Never>?]
+        var closed = false
+        var counters = PostgresStoreStatistics()
+    }
+
+    private let state: Mutex<State>
     private let maxBatch: Int
     private let execute: Execute
 
     init(maxBatch: Int, lanes: Int, execute: @escaping Execute) {
         self.maxBatch = max(1, maxBatch)
-        drainers = Array(repeating: nil, count: max(1, lanes))
+        state = Mutex(State(drainers: Array(repeating: nil, count: max(1, lanes))))
         self.execute = execute
     }
 
     /// Queues `write` and returns its changes once its batch committed.
     func submit(_ write: StoreWrite) async throws -> [Change] {
         try await withCheckedThrowingContinuation { continuation in
-            let accepted: Bool = lock.withLock {
-                guard !closed else { return false }
-                pending.append(Pending(write: write, continuation: continuation))
+            let accepted: Bool = state.withLock { state in
+                guard !state.closed else { return false }
+                state.pending.append(Pending(write: write, continuation: continuation))
                 // A free lane starts draining at once; otherwise a busy lane takes it next.
-                if let lane = drainers.firstIndex(where: { $0 == nil }) {
-                    drainers[lane] = Task { [weak self] in await self?.drain(lane: lane) }
+                if let lane = state.drainers.firstIndex(where: { $0 == nil }) {
+                    state.drainers[lane] = Task { [weak self] in await self?.drain(lane: lane) }
                 }
                 return true
             }
@@ -48,27 +54,27 @@ final class PostgresCommitQueue: @unchecked Sendable {
     }
 
     /// Batches and writes so far.
-    var statistics: PostgresStoreStatistics { lock.withLock { counters } }
+    var statistics: PostgresStoreStatistics { state.withLock { $0.counters } }
 
     /// Refuses new writes and waits until every queued one is answered.
     func close() async {
-        let tasks: [Task<Void, Never>] = lock.withLock {
-            closed = true
-            return drainers.compactMap { $0 }
+        let tasks: [Task<Void, Never>] = state.withLock { state in
+            state.closed = true
+            return state.drainers.compactMap { $0 }
         }
         for task in tasks { await task.value }
     }
 
     private func drain(lane: Int) async {
         while true {
-            let batch: [Pending] = lock.withLock {
-                let batch = Array(pending.prefix(maxBatch))
-                pending.removeFirst(batch.count)
+            let batch: [Pending] = state.withLock { [maxBatch] state in
+                let batch = Array(state.pending.prefix(maxBatch))
+                state.pending.removeFirst(batch.count)
                 if batch.isEmpty {
-                    drainers[lane] = nil
+                    state.drainers[lane] = nil
                 } else {
-                    counters.batches += 1
-                    counters.writes += UInt64(batch.count)
+                    state.counters.batches += 1
+                    state.counters.writes += UInt64(batch.count)
                 }
                 return batch
             }

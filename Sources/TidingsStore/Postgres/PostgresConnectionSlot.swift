@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 internal import PostgresNIO
 
@@ -54,15 +55,9 @@ actor PostgresConnectionSlot {
         current = nil
     }
 
-    private static let counter = LockedCounter()
-    nonisolated static func nextID() -> Int { counter.next() }
-}
-
-/// A process-wide connection number for postgres-nio's log metadata.
-final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int { lock.withLock { value += 1; return value } }
+    /// A process-wide connection number for postgres-nio's log metadata.
+    private static let counter = Atomic<Int>(0)
+    nonisolated static func nextID() -> Int { counter.wrappingAdd(1, ordering: .relaxed).newValue }
 }
 
 /// Bounds how long a database call may take, so an unreachable server costs a prompt
@@ -113,10 +108,10 @@ enum PostgresDeadline {
         }
     }
 
-    final class Flag: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = false
-        var isSet: Bool { lock.withLock { value } }
-        func set() { lock.withLock { value = true } }
+    /// A flag set once (e.g. "the timer fired"); a class so escaping closures can share it.
+    final class Flag: Sendable {
+        private let value = Atomic<Bool>(false)
+        var isSet: Bool { value.load(ordering: .acquiring) }
+        func set() { value.store(true, ordering: .releasing) }
     }
 }

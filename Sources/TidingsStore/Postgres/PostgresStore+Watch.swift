@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 internal import PostgresNIO
 
@@ -15,11 +16,11 @@ extension PostgresStore {
             guard let self else { return }
             await self.watchLoop()
         }
-        state.withLock { watcher = task }
+        state.withLock { $0.watcher = task }
     }
 
     func stopWatching() async {
-        let (task, connection) = state.withLock { (watcher, listenConnection) }
+        let (task, connection) = state.withLock { ($0.watcher, $0.listenConnection) }
         task?.cancel()
         if let connection { try? await connection.close() }
         await task?.value
@@ -34,9 +35,9 @@ extension PostgresStore {
                 let connection = try await PostgresDeadline.connect(
                     url.configuration(connectTimeout: options.connectTimeout, statementTimeout: options.queryTimeout),
                     timeout: options.connectTimeout, logger: logger)
-                let keep: Bool = state.withLock {
-                    guard !closed else { return false }
-                    listenConnection = connection
+                let keep: Bool = state.withLock { state in
+                    guard !state.closed else { return false }
+                    state.listenConnection = connection
                     return true
                 }
                 guard keep else {
@@ -44,7 +45,7 @@ extension PostgresStore {
                     return
                 }
                 defer {
-                    state.withLock { listenConnection = nil }
+                    state.withLock { $0.listenConnection = nil }
                     connection.close().whenComplete { _ in }
                 }
                 if reconnected { try await migrateAfterOutage() }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 public import Logging
 internal import PostgresNIO
 
@@ -18,6 +19,10 @@ internal import PostgresNIO
 /// cannot be reached, ``isAvailable`` is false and every call throws
 /// ``StoreError/unavailable(_:)`` at once; the watcher reconnects with back-off and flips it
 /// back, ringing the doorbells so callers catch up.
+///
+/// `@unchecked Sendable` only because ``queue`` is an implicitly unwrapped `var` (assigned once
+/// in `init`, before `self` escapes, and never again); all other state is `let` or in the
+/// `state` `Mutex`.
 public final class PostgresStore: ChangeStore, @unchecked Sendable {
     let url: PostgresURL
     let limits: ChangeStoreLimits
@@ -28,16 +33,21 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
     let writers: [PostgresConnectionSlot]
     var writer: PostgresConnectionSlot { writers[0] }
     let reader: PostgresConnectionSlot
-    private var queue: PostgresCommitQueue!
+    /// Set once in `init` (its closure needs `self`), never again.
+    private(set) var queue: PostgresCommitQueue!
 
-    let state = NSLock()
-    private var available = false
-    private var outageReason = "not opened yet"
-    private var opened = false
-    var closed = false  // guarded by `state`
-    private var doorbells: [@Sendable () -> Void] = []
-    var watcher: Task<Void, Never>?
-    var listenConnection: PostgresConnection?
+    /// What changes after `init`: availability, open/closed, doorbells, the watcher.
+    struct State {
+        var available = false
+        var outageReason = "not opened yet"
+        var opened = false
+        var closed = false
+        var doorbells: [@Sendable () -> Void] = []
+        var watcher: Task<Void, Never>?
+        var listenConnection: PostgresConnection?
+    }
+
+    let state = Mutex(State())
 
     /// Parses `url` (throws ``StoreError/database(_:)`` if it is not a postgres:// URL); does not
     /// connect yet — call ``open()``.
@@ -78,7 +88,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
     /// - Throws: ``StoreError/unavailable(_:)`` if the database stayed unreachable;
     ///   ``StoreError/database(_:)`` if the schema is newer than this build or migration failed.
     public func open() async throws {
-        if state.withLock({ opened }) { return }
+        if state.withLock({ $0.opened }) { return }
         let deadline = ContinuousClock.now + options.startupTimeout
         var delay = options.reconnectDelay.lowerBound
         while true {
@@ -106,97 +116,31 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
                 delay = min(delay * 2, options.reconnectDelay.upperBound)
             }
         }
-        state.withLock {
-            opened = true
-            available = true
+        state.withLock { state in
+            state.opened = true
+            state.available = true
         }
         startWatching()
         logger.info("PostgreSQL store open", metadata: ["url": "\(url.redacted)", "schema": "\(PostgresSchema.version)"])
     }
 
-    // MARK: - ChangeStore
+    // MARK: - ChangeStore (reads: PostgresStore+Reads, writes: PostgresStore+Commit)
 
-    public var isAvailable: Bool { state.withLock { available } }
+    public var isAvailable: Bool { state.withLock { $0.available } }
 
     /// Group-commit counters (for benchmarks and metrics).
     public var statistics: PostgresStoreStatistics { queue.statistics }
 
-    var isClosed: Bool { state.withLock { closed } }
+    var isClosed: Bool { state.withLock { $0.closed } }
 
     public func watch(_ doorbell: @escaping @Sendable () -> Void) {
-        state.withLock { doorbells.append(doorbell) }
-    }
-
-    public func commit(_ write: StoreWrite) async throws -> [Change] {
-        try checkUsable()
-        if let error = PostgresBatch.precheck(write) { throw error }
-        return try await queue.submit(write)
-    }
-
-    public func loadSnapshot() async throws -> StoreSnapshot {
-        let rows = try await withConnection(reader) { [logger] connection in
-            try await connection.query("""
-                SELECT 0::bigint, m.revision, m.things_revision, m.identity, NULL::text FROM meta m WHERE m.id = 1
-                UNION ALL SELECT 1::bigint, p.revision, 0::bigint, p.key, p.value FROM preference p
-                UNION ALL SELECT 2::bigint, t.position, 0::bigint, t.text, NULL::text FROM thing t
-                UNION ALL SELECT 3::bigint, s.revision, 0::bigint, s.document, NULL::text FROM posts s
-                """, logger: logger).collect()
-        }
-        return try decode { try PostgresSnapshotRows.snapshot(from: rows) }
-    }
-
-    /// Also throws ``StoreError/changesPruned(oldestAvailable:)`` when the counter is below
-    /// `revision`: the database went back (a restore, a failover that lost commits).
-    public func changes(after revision: UInt64, limit: Int) async throws -> [Change] {
-        guard limit > 0 else { return [] }
-        return try await changePage(after: revision, limit: limit).changes(after: revision)
-    }
-
-    public func changePage(after revision: UInt64, limit: Int) async throws -> ChangePage {
-        let after = Int64(min(revision, UInt64(Int64.max - 1)))
-        let count = Int64(max(0, limit))
-        let rows = try await withConnection(reader) { [logger] connection in
-            // One statement, so the counter, the identity, the oldest row, the reader's row's
-            // commit time and the rows come from one snapshot.
-            try await connection.query("""
-                SELECT 0::bigint, m.revision, (SELECT min(c.revision) FROM change c),
-                       m.identity, NULL::text, NULL::text, NULL::text,
-                       (SELECT c.at FROM change c WHERE c.revision = \(after) AND c.revision > 0),
-                       NULL::text, NULL::text, NULL::text
-                  FROM meta m WHERE m.id = 1
-                UNION ALL
-                (SELECT 1::bigint, c.revision, NULL::bigint, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before
-                   FROM change c WHERE c.revision > \(after) ORDER BY c.revision LIMIT \(count))
-                """, logger: logger).collect()
-        }
-        return try decode { try PostgresSnapshotRows.changePage(from: rows, after: UInt64(after)) }
-    }
-
-    public func recentChanges(maxCount: Int, maxBytes: Int) async throws -> [Change] {
-        guard maxCount > 0, maxBytes > 0 else { return [] }
-        let rows = try await withConnection(reader) { [logger] connection in
-            try await connection.query("""
-                SELECT c.revision, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before FROM change c
-                 ORDER BY c.revision DESC LIMIT \(Int64(maxCount))
-                """, logger: logger).collect()
-        }
-        return try decode {
-            var newestFirst: [Change] = []
-            var bytes = 0
-            for row in rows {
-                let change = try PostgresHistoryRows.change(row)
-                bytes += change.byteCount
-                if bytes > maxBytes { break }
-                newestFirst.append(change)
-            }
-            return newestFirst.reversed()
-        }
+        state.withLock { $0.doorbells.append(doorbell) }
     }
 
     public func close() async {
-        let first: Bool = state.withLock {
-            defer { closed = true }
-            return !closed
+        let first: Bool = state.withLock { state in
+            defer { state.closed = true }
+            return !state.closed
         }
         guard first else { return }
         await queue.close()
@@ -204,125 +148,5 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
         for writer in writers { await writer.close() }
         await reader.close()
         logger.info("PostgreSQL store closed")
-    }
-
-    // MARK: - Group commit
-
-    /// One group-commit transaction: `tidings_commit_v1` with every write of the batch.
-    private func commitBatch(_ writes: [StoreWrite], on writer: PostgresConnectionSlot) async -> [Result<[Change], StoreError>] {
-        logger.trace("commit batch", metadata: ["writes": "\(writes.count)"])
-        do {
-            let payload = try PostgresBatch.encode(writes)
-            let maxCount = Int64(max(0, min(limits.historyCount, Int(Int64.max))))
-            let maxBytes = Int64(max(0, limits.historyBytes))
-            let maxAge = limits.ageMicroseconds ?? -1
-            let keepCount = Int64(max(0, limits.keepCount))
-            let keepBytes = Int64(max(0, limits.keepBytes))
-            let every = Int64(HistoryCheckpoints.interval)
-            let now = Int64((Date().timeIntervalSince1970 * 1_000_000).rounded(.down))
-            let answer = try await withConnection(writer) { [logger] connection in
-                let rows = try await connection.query(
-                    """
-                    SELECT tidings_commit_v2(\(payload)::jsonb, \(now), \(maxCount), \(maxBytes), \(maxAge),
-                                             \(keepCount), \(keepBytes), \(every))::text
-                    """,
-                    logger: logger)
-                var answer: String?
-                for try await row in rows { answer = try row.decode(String?.self) }
-                guard let answer else { throw StoreError.database("the commit function returned nothing") }
-                return answer
-            }
-            logger.trace("commit batch answered", metadata: ["bytes": "\(answer.utf8.count)"])
-            let results = try PostgresBatch.decode(answer, writes: writes)
-            for case let .failure(.database(message)) in results {
-                logger.error("PostgreSQL rejected a write", metadata: ["error": "\(message)"])
-            }
-            return results
-        } catch {
-            let mapped = Self.storeError(error)
-            if case .database = mapped {
-                logger.error("PostgreSQL commit failed", metadata: ["error": "\(mapped)", "writes": "\(writes.count)"])
-            }
-            return writes.map { _ in .failure(mapped) }
-        }
-    }
-
-    // MARK: - Connections and availability
-
-    /// Throws at once when the store is closed, not open, or the database is known unreachable.
-    func checkUsable() throws {
-        try state.withLock {
-            if closed { throw StoreError.closed }
-            if !available { throw StoreError.unavailable(opened ? outageReason : "the store is not open") }
-        }
-    }
-
-    /// Runs `body` on `slot`'s connection with the query timeout; connection trouble marks the
-    /// database unavailable and throws ``StoreError/unavailable(_:)``.
-    func withConnection<T: Sendable>(
-        _ slot: PostgresConnectionSlot, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
-    ) async throws -> T {
-        try checkUsable()
-        let connection: PostgresConnection
-        do {
-            connection = try await slot.connection()
-        } catch {
-            let mapped = Self.storeError(error)
-            if case .unavailable = mapped, !Task.isCancelled { noteOutage(mapped) }
-            throw mapped
-        }
-        do {
-            return try await PostgresDeadline.run(options.queryTimeout, onTimeout: { connection.close().whenComplete { _ in } }) {
-                try await body(connection)
-            }
-        } catch {
-            let mapped = Self.storeError(error)
-            if case .unavailable = mapped {
-                await slot.discard(connection)
-                // A caller that was cancelled says nothing about the database.
-                if !Task.isCancelled { noteOutage(mapped) }
-            }
-            throw mapped
-        }
-    }
-
-    /// Marks the database available or not; rings the doorbells when that changed.
-    func setAvailable(_ isAvailable: Bool, reason: String = "") {
-        let changed: Bool = state.withLock {
-            guard !closed, available != isAvailable else { return false }
-            available = isAvailable
-            if !isAvailable { outageReason = reason }
-            return true
-        }
-        guard changed else { return }
-        if isAvailable {
-            logger.notice("PostgreSQL reachable again", metadata: ["url": "\(url.redacted)"])
-        } else {
-            logger.warning("PostgreSQL unreachable", metadata: ["url": "\(url.redacted)", "error": "\(reason)"])
-        }
-        ring()
-    }
-
-    func noteOutage(_ error: StoreError) {
-        if case let .unavailable(reason) = error { setAvailable(false, reason: reason) }
-    }
-
-    /// Rings every doorbell.
-    func ring() {
-        let bells = state.withLock { doorbells }
-        for bell in bells { bell() }
-    }
-
-    /// Runs `body` turning decoding trouble into a logged ``StoreError/database(_:)``.
-    private func decode<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch {
-            let mapped = Self.storeError(error)
-            if case .database = mapped {
-                logger.error("unexpected data from PostgreSQL", metadata: ["error": "\(mapped)"])
-            }
-            throw mapped
-        }
     }
 }

@@ -33,4 +33,6 @@ final class PostgresConformanceTests: PostgresTestCase, ChangeStoreMaker {
     func testCloseAnswersEveryCommitInFlight() async throws { try await ChangeStoreConformance.closeAnswersEveryCommitInFlight(self) }
     func testADatabaseKeepsOneIdentity() async throws { try await ChangeStoreConformance.aDatabaseKeepsOneIdentity(self) }
     func testAChangePageSaysWhichHistoryItIs() async throws { try await ChangeStoreConformance.aChangePageSaysWhichHistoryItIs(self) }
+    func testEscapedTextRoundTripsByteForByte() async throws { try await ChangeStoreConformance.escapedTextRoundTripsByteForByte(self) }
+    func testUnstorableWritesAreRefusedAlike() async throws { try await ChangeStoreConformance.unstorableWritesAreRefusedAlike(self) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import Observing
 import OpenCombine
 import TidingsClient
@@ -13,7 +14,7 @@ final class AppSettings: PreferencesBacked {
     @CloudStorage("speed") var speed = 0.0
 
     private let store: any KeyValueStore
-    private(set) lazy var preferences: Preferences = Preferences.declared(by: self, store: store)
+    private(set) lazy var preferences: Preferences<Never> = .declared(by: self, store: store)
 
     init(store: any KeyValueStore) { self.store = store }
 }
@@ -33,7 +34,7 @@ extension XCTestCase {
     /// A client of `server` with a quick reconnect (tests should not wait out 3 s back-offs),
     /// connected, its first snapshot applied.
     @MainActor
-    func connectedClient(_ server: TidingsServer, credentials: TidingsCredentials = .none, keys: [String]? = nil,
+    func connectedClient(_ server: TidingsProcess, credentials: TidingsCredentials = .none, keys: [String]? = nil,
                          file: StaticString = #filePath, line: UInt = #line) async -> TidingsClient {
         let client = TidingsClient(configuration: .init(
             url: server.url, credentials: credentials, preferenceKeys: keys,

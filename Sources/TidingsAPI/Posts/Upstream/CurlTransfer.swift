@@ -20,6 +20,9 @@ final class CurlTransfer: Sendable {
 
     static let maxRedirects = 8
 
+    /// `@unchecked Sendable` for `multi`, a raw pointer: it is read and written only under the
+    /// `Mutex`, and the one call made through it from another thread, `curl_multi_wakeup`, is
+    /// thread-safe (the transfer's thread owns the handle and clears `multi` before freeing it).
     private struct Control: @unchecked Sendable {
         var cancelled = false
         /// While the transfer runs: its multi handle, to wake it (`curl_multi_wakeup` is thread-safe).

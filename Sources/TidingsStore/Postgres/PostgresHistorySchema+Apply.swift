@@ -1,0 +1,117 @@
+/// Version 3's `tidings_apply_v2`: one write, with the history's when, who, why and what it
+/// replaced.
+extension PostgresHistorySchema {
+    /// As `tidings_apply_v1`, recording `at`, the write's actor (`a`) and reason (`y`) and what
+    /// each change replaced; `g`: the global revisions the write accepts (If-Match). Change
+    /// tuples are `[revision, kind, op, subject, value, before, at]`.
+    static let applyFunction = """
+        CREATE OR REPLACE FUNCTION tidings_apply_v2(w jsonb, rev bigint, at bigint)
+        RETURNS jsonb LANGUAGE plpgsql AS $$
+        DECLARE
+            o jsonb; i integer; expected jsonb; changes jsonb[] := '{}'; things_rev bigint; bytes_added bigint := 0;
+            k text; v text; d text; x text; old_v text; cur bigint; pos bigint; n bigint;
+            old_list jsonb; new_list jsonb; crow change%ROWTYPE;
+            actor text := COALESCE(w->>'a', ''); why text := w->>'y';
+            meta_bytes bigint;
+        BEGIN
+            meta_bytes := octet_length(convert_to(actor, 'UTF8')) + COALESCE(octet_length(convert_to(why, 'UTF8')), 0);
+            IF w ? 'g' AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(w->'g') AS ex(t) WHERE ex.t::bigint = rev) THEN
+                RETURN jsonb_build_object('s', 'TD412', 'm', '', 'd', rev::text);
+            END IF;
+            IF w ? 'e' THEN
+                FOR k, expected IN SELECT e.key, e.value FROM jsonb_each(w->'e') AS e LOOP
+                    cur := NULL;
+                    SELECT p.revision INTO cur FROM preference p WHERE p.key = k;
+                    cur := COALESCE(cur, 0);
+                    IF NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(expected) AS ex(t) WHERE ex.t::bigint = cur) THEN
+                        RETURN jsonb_build_object('s', 'TD412', 'm', k, 'd', cur::text);
+                    END IF;
+                END LOOP;
+            END IF;
+            FOR i IN 0 .. jsonb_array_length(w->'o') - 1 LOOP
+                o := w->'o'->i;
+                CASE o->>'t'
+                WHEN 'set' THEN
+                    k := o->>'k'; v := o->>'v'; d := o->>'d';
+                    old_v := NULL;
+                    SELECT p.value INTO old_v FROM preference p WHERE p.key = k;
+                    IF COALESCE(old_v, d) IS DISTINCT FROM COALESCE(v, d) THEN
+                        rev := rev + 1;
+                        n := 32 + octet_length(convert_to(k, 'UTF8')) + COALESCE(octet_length(convert_to(v, 'UTF8')), 0)
+                            + meta_bytes + COALESCE(octet_length(convert_to(old_v, 'UTF8')), 0);
+                        WITH stored AS (
+                            INSERT INTO preference AS p (key, value, revision) VALUES (k, v, rev)
+                                ON CONFLICT (key) DO UPDATE SET value = excluded.value, revision = excluded.revision
+                        )
+                        INSERT INTO change (revision, kind, op, subject, value, bytes, at, actor, reason, before)
+                            VALUES (rev, 'preference', CASE WHEN v IS NULL THEN 'reset' ELSE 'set' END, k, v, n,
+                                    at, actor, why, old_v);
+                        bytes_added := bytes_added + n;
+                        changes := changes || jsonb_build_array(
+                            rev, 'preference'::text, CASE WHEN v IS NULL THEN 'reset' ELSE 'set' END, k, v, old_v, at);
+                    END IF;
+                WHEN 'add' THEN
+                    x := o->>'x';
+                    IF EXISTS (SELECT 1 FROM thing t WHERE t.text = x) THEN
+                        IF cardinality(changes) = 0 THEN
+                            RETURN jsonb_build_object('s', 'TD409', 'm', x);
+                        END IF;
+                        RAISE EXCEPTION USING ERRCODE = 'TD409', MESSAGE = x;
+                    END IF;
+                    SELECT COALESCE(max(t.position), 0) + 1 INTO pos FROM thing t;
+                    INSERT INTO thing (text, position) VALUES (x, pos);
+                    rev := rev + 1; things_rev := rev;
+                    SELECT * INTO crow FROM tidings_things_change_v2(rev, 'add', x, at, actor, why, NULL);
+                    bytes_added := bytes_added + crow.bytes;
+                    changes := changes || jsonb_build_array(crow.revision, crow.kind, crow.op, crow.subject, crow.value, NULL::text, at);
+                WHEN 'remove' THEN
+                    x := o->>'x';
+                    IF NOT EXISTS (SELECT 1 FROM thing t WHERE t.text = x) THEN
+                        IF cardinality(changes) = 0 THEN
+                            RETURN jsonb_build_object('s', 'TD404', 'm', x);
+                        END IF;
+                        RAISE EXCEPTION USING ERRCODE = 'TD404', MESSAGE = x;
+                    END IF;
+                    DELETE FROM thing t WHERE t.text = x;
+                    rev := rev + 1; things_rev := rev;
+                    SELECT * INTO crow FROM tidings_things_change_v2(rev, 'remove', x, at, actor, why, NULL);
+                    bytes_added := bytes_added + crow.bytes;
+                    changes := changes || jsonb_build_array(crow.revision, crow.kind, crow.op, crow.subject, crow.value, NULL::text, at);
+                WHEN 'replace' THEN
+                    new_list := o->'l';
+                    SELECT COALESCE(jsonb_agg(t.text ORDER BY t.position), '[]') INTO old_list FROM thing t;
+                    IF old_list IS DISTINCT FROM new_list THEN
+                        DELETE FROM thing;
+                        INSERT INTO thing (text, position)
+                            SELECT e.t, e.i FROM jsonb_array_elements_text(new_list) WITH ORDINALITY AS e(t, i);
+                        rev := rev + 1; things_rev := rev;
+                        SELECT * INTO crow FROM tidings_things_change_v2(rev, 'replace', NULL, at, actor, why, old_list::text);
+                        bytes_added := bytes_added + crow.bytes;
+                        changes := changes || jsonb_build_array(crow.revision, crow.kind, crow.op, crow.subject, crow.value, crow.before, at);
+                    END IF;
+                WHEN 'posts' THEN
+                    x := o->>'x';
+                    old_v := NULL;
+                    SELECT p.document INTO old_v FROM posts p WHERE p.id = 1;
+                    IF old_v IS DISTINCT FROM x THEN
+                        rev := rev + 1;
+                        INSERT INTO posts AS p (id, document, revision) VALUES (1, x, rev)
+                            ON CONFLICT (id) DO UPDATE SET document = excluded.document, revision = excluded.revision;
+                        n := 32 + octet_length(convert_to(x, 'UTF8')) + meta_bytes;
+                        INSERT INTO change (revision, kind, op, subject, value, bytes, at, actor, reason, before)
+                            VALUES (rev, 'posts', 'set', NULL, x, n, at, actor, why, NULL);
+                        bytes_added := bytes_added + n;
+                        changes := changes || jsonb_build_array(rev, 'posts'::text, 'set'::text, NULL::text, x, NULL::text, at);
+                    END IF;
+                ELSE
+                    IF cardinality(changes) = 0 THEN
+                        RETURN jsonb_build_object('s', 'TD400', 'm', 'unknown operation ' || COALESCE(o->>'t', 'null'));
+                    END IF;
+                    RAISE EXCEPTION USING ERRCODE = 'TD400', MESSAGE = 'unknown operation ' || COALESCE(o->>'t', 'null');
+                END CASE;
+            END LOOP;
+            RETURN jsonb_build_object('c', to_jsonb(changes), 'r', rev, 't', things_rev, 'b', bytes_added);
+        END
+        $$
+        """
+}
