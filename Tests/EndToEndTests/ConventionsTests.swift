@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// openapi.yaml "Conventions", one test per rule, against the real binary and a real SQLite file.
 final class ConventionsTests: XCTestCase {

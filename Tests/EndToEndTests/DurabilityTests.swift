@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// Writes are acknowledged only once durable; restarts (clean or SIGKILL) keep every value,
 /// every thing and the revision, which never goes backwards.

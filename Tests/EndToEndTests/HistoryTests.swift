@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// History on the real binary (API.md "History"), on SQLite and on PostgreSQL: named

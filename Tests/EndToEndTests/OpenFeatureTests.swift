@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// openapi.yaml "OpenFeature (OFREP 0.3.0)" over a real socket: evaluation bodies as exact JSON text
 /// (OpenFeature clients read a value's type from it), the bulk ETag and 304, the change stream and

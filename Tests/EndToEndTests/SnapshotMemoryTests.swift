@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// Streams that open at one revision share its snapshot's frames: 200 streams that never read
 /// held 1.9 MiB each with a 2 MB feed before (each its own copy of the snapshot).

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// Streams on their own workers, against the real binary: conflation, HTTP/1.0, uploads on a
 /// stream, stream churn (no descriptor reused under a live stream, memory back to baseline),

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// openapi.yaml "Event streams", one test per rule, against the real binary (identity streams;
 /// `GzipStreamsTests` runs every one of them again on gzip streams).

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// Streams that never read, against a 2 MB posts feed, half of them gzip (whose snapshot is
 /// deflated per stream, so not shared): the server's memory stays bounded while they pile up

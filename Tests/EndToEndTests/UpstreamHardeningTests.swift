@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// The posts upstream client against a hostile upstream on loopback: a gzip bomb is refused

@@ -43,6 +43,12 @@ public final class Router {
     private(set) var middleware: [any Middleware] = []
     /// Every group's middleware list; a route names its group's by index (0: no group).
     private(set) var chains: [[any Middleware]] = [[]]
+    /// The server this router belongs to (set by `HTTPServer.init`): the owner of streams a
+    /// route starts in-process, so its broadcasts reach them.
+    weak var owner: HTTPServer?
+    /// Event streams started in-process and still open (`Router.respond(to:)`), which
+    /// `HTTPServer.broadcast` feeds too.
+    var inProcessStreams: [ObjectIdentifier: InProcessStream] = [:]
 
     public init() {}
 
