@@ -11,11 +11,11 @@ import Observing
 import OpenCombine
 
 @MainActor
-func makePreferences(keys: Int) -> Preferences {
+func makePreferences(keys: Int) -> Preferences<Never> {
     let declarations = (0..<keys).map {
         PreferenceDeclaration(key: "k\($0)", type: .integer, defaultValue: .integer(0))
     }
-    return try! Preferences(declarations: declarations)
+    return try! Preferences<Never>(declarations: declarations)
 }
 
 /// Nanoseconds per change, best of several rounds (less noise from other jobs on the machine).
@@ -47,8 +47,9 @@ func observedKeyCost(observers: Int) -> Double {
     }
     let changes = max(20, 2_000_000 / max(observers, 1))
     let ns = measure(changes: changes) { value in
-        let validated = try! prefs.validate(["k0": .integer(value)])
-        prefs.apply(validated)
+        // The server's split: checked once, then received as the store's change.
+        let validated = try! prefs.validate(PreferencePatch(values: ["k0": .integer(value)]))
+        prefs.receive(validated.entries.map { PreferenceChange(key: $0.key, value: $0.newValue, revision: 0) })
     }
     precondition(received >= observers * changes, "observers must have run")
     withExtendedLifetime(cancellables) {}
@@ -67,8 +68,9 @@ func unobservedKeyCost(observers: Int, observedKeys: Int) -> Double {
     }
     let before = received
     let ns = measure(changes: 200_000) { value in
-        let validated = try! prefs.validate(["k0": .integer(value)])
-        prefs.apply(validated)
+        // The server's split: checked once, then received as the store's change.
+        let validated = try! prefs.validate(PreferencePatch(values: ["k0": .integer(value)]))
+        prefs.receive(validated.entries.map { PreferenceChange(key: $0.key, value: $0.newValue, revision: 0) })
     }
     precondition(received == before, "observers of other keys must not run")
     withExtendedLifetime(cancellables) {}

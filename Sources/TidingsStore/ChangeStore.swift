@@ -21,7 +21,9 @@ public protocol ChangeStore: AnyObject, Sendable, HistoryStore {
     func loadSnapshot() async throws -> StoreSnapshot
 
     /// Commits `write` atomically and durably and returns the changes it made, in revision
-    /// order (contiguous revisions); `[]` when it changed nothing (no revision taken).
+    /// order (contiguous revisions); `[]` when it changed nothing (no revision taken). Each
+    /// operation makes at most one change, in operation order, recording what it set (so
+    /// ``commit(_:meanings:interpret:)`` can hand each change back with its writer's meaning).
     ///
     /// Concurrent calls may share one transaction (group commit), each in its own savepoint,
     /// so one write's failure never costs another write.

@@ -11,7 +11,7 @@ final class AtomicUpdateTests: XCTestCase {
         var announcements = 0
         let subs = ["a", "b", "level"].map { prefs.publisher(forKey: $0)!.dropFirst().sink { _ in announcements += 1 } }
         let will = prefs.objectWillChange.sink { announcements += 1 }
-        XCTAssertThrowsError(try prefs.update(["a": .integer(1), "b": .integer(2), "level": .integer(11)])) { error in
+        XCTAssertThrowsError(try prefs.propose(PreferencePatch(values: ["a": .integer(1), "b": .integer(2), "level": .integer(11)]))) { error in
             XCTAssertEqual((error as? PreferenceValidationError)?.issues, [PreferenceIssue(key: "level", problem: .aboveMaximum(10))])
         }
         XCTAssertEqual(announcements, 0)
@@ -22,10 +22,10 @@ final class AtomicUpdateTests: XCTestCase {
 
     func testValidateReportsEveryBadKey() async {
         let prefs = TestPreferences().preferences
-        XCTAssertThrowsError(try prefs.validate([
+        XCTAssertThrowsError(try prefs.validate(PreferencePatch(values: [
             "a": .number(1.5), "level": .integer(-1), "title": .string("toolong"),
             "mode": .string("medium"), "ghost": .boolean(true), "ratio": .string("x"), "b": .integer(1),
-        ])) { error in
+        ]))) { error in
             let issues = (error as! PreferenceValidationError).issues
             XCTAssertEqual(issues.map(\.key), ["a", "ghost", "level", "mode", "ratio", "title"])
             XCTAssertEqual(issues[0].message, "expected a value of type integer")
@@ -37,20 +37,26 @@ final class AtomicUpdateTests: XCTestCase {
         }
     }
 
-    func testValidateThenApplyIsTheServersSplit() async throws {
+    func testValidateThenReceiveIsTheServersSplit() async throws {
         let owner = TestPreferences()
         let prefs = owner.preferences
         var received: [PreferenceValue] = []
         let c = prefs.publisher(forKey: "ratio")!.dropFirst().sink { received.append($0) }
-        let validated = try prefs.validate(["ratio": .integer(2), "a": .integer(0), "level": nil])
+        let validated = try prefs.validate(PreferencePatch(values: ["ratio": .integer(2), "a": .integer(0), "level": nil]))
         XCTAssertEqual(validated.changedKeys, ["ratio"], "a and level already have these values")
         XCTAssertEqual(validated.entries.first { $0.key == "ratio" }?.newValue, .number(2), "a number accepts 2")
         XCTAssertEqual(prefs.value(forKey: "ratio"), .number(0.5), "validation applies nothing")
-        XCTAssertEqual(prefs.apply(validated), ["ratio"])
+        // The store made it durable as revision 1; the container receives the checked value.
+        let durable = validated.entries.map { PreferenceChange<Never>(key: $0.key, value: $0.newValue, revision: $0.key == "ratio" ? 1 : 0) }
+        XCTAssertEqual(prefs.receive(durable), ["ratio"])
         XCTAssertEqual(received, [.number(2)])
-        XCTAssertEqual(owner.store.writeCount, 0, "apply does not write the store: the caller made it durable")
-        XCTAssertEqual(prefs.apply(validated), [], "applying again changes nothing and announces nothing")
+        XCTAssertEqual(prefs.revision(forKey: "ratio"), 1)
+        XCTAssertEqual(owner.store.writeCount, 0, "receive does not write the store: the caller made it durable")
+        XCTAssertEqual(prefs.receive(durable), [], "receiving again changes nothing and announces nothing")
         XCTAssertEqual(received, [.number(2)])
+        XCTAssertTrue(prefs.receive(PreferenceChange(key: "ratio", value: .number(2), revision: 2)),
+                      "a new revision of the same value is news")
+        XCTAssertEqual(received, [.number(2), .number(2)])
         c.cancel()
     }
 
@@ -69,17 +75,17 @@ final class AtomicUpdateTests: XCTestCase {
 
     func testNonFiniteNumbersAreRefused() async {
         let prefs = TestPreferences().preferences
-        XCTAssertThrowsError(try prefs.set(.number(.nan), forKey: "ratio"))
-        XCTAssertThrowsError(try prefs.set(.number(.infinity), forKey: "ratio"))
+        XCTAssertThrowsError(try prefs.propose(PreferencePatch(values: ["ratio": .number(.nan)])))
+        XCTAssertThrowsError(try prefs.propose(PreferencePatch(values: ["ratio": .number(.infinity)])))
         XCTAssertEqual(prefs.value(forKey: "ratio"), .number(0.5))
     }
 
     func testSetWritesThroughTheStore() async throws {
         let owner = TestPreferences()
-        try owner.preferences.update(["a": .integer(9), "title": .string("hi")])
+        try owner.preferences.propose(PreferencePatch(values: ["a": .integer(9), "title": .string("hi")]))
         XCTAssertEqual(owner.store.writeCount, 1, "one write for the batch")
         XCTAssertEqual(owner.store.value(forKey: "a"), .integer(9))
-        try owner.preferences.reset("a")
+        try owner.preferences.propose(PreferencePatch(values: ["a": nil]))
         XCTAssertNil(owner.store.value(forKey: "a"), "a reset removes the stored value")
         XCTAssertEqual(TestPreferences(store: owner.store).a, 0)
         XCTAssertEqual(TestPreferences(store: owner.store).title, "hi", "a new container starts from the store")

@@ -7,7 +7,7 @@ import XCTest
 @MainActor
 private final class WithoutExplicitPublisher: ObservableObject, PreferencesBacked {
     @UserDefault("a") var a = 0
-    lazy var preferences = Preferences.declared(by: self)
+    lazy var preferences = Preferences<Never>.declared(by: self)
 }
 
 /// The same, with the publisher declared explicitly as the container's (as TidingsModel's
@@ -15,7 +15,7 @@ private final class WithoutExplicitPublisher: ObservableObject, PreferencesBacke
 @MainActor
 private final class WithExplicitPublisher: PreferencesBacked, @preconcurrency ObservableObject {
     @UserDefault("readyForAction") var readyForAction = false
-    lazy var preferences = Preferences.declared(by: self)
+    lazy var preferences = Preferences<Never>.declared(by: self)
     var objectWillChange: ObservableObjectPublisher { preferences.objectWillChange }
 }
 

@@ -7,13 +7,13 @@ import XCTest
 final class PerKeySubjectTests: XCTestCase {
     func testPublisherEmitsCurrentValueOnSubscriptionThenEachChange() async throws {
         let prefs = TestPreferences().preferences
-        try prefs.set(.integer(3), forKey: "a")
+        try prefs.propose(PreferencePatch(values: ["a": .integer(3)]))
         var received: [PreferenceValue] = []
         let c = prefs.publisher(forKey: "a")!.sink { received.append($0) }
         XCTAssertEqual(received, [.integer(3)], "the current value arrives at once")
-        try prefs.set(.integer(4), forKey: "a")
-        try prefs.set(.integer(4), forKey: "a")  // same value: nothing
-        try prefs.reset("a")
+        try prefs.propose(PreferencePatch(values: ["a": .integer(4)]))
+        try prefs.propose(PreferencePatch(values: ["a": .integer(4)]))  // same value: nothing
+        try prefs.propose(PreferencePatch(values: ["a": nil]))
         XCTAssertEqual(received, [.integer(3), .integer(4), .integer(0)])
         c.cancel()
     }
@@ -29,9 +29,9 @@ final class PerKeySubjectTests: XCTestCase {
         }
         XCTAssertEqual(invocations, 2_000, "initial emission: map + sink once each")
         invocations = 0
-        for i in 1...50 { try prefs.set(.integer(i), forKey: "b") }
+        for i in 1...50 { try prefs.propose(PreferencePatch(values: ["b": .integer(i)])) }
         XCTAssertEqual(invocations, 0, "observers of a must run no code for changes of b")
-        try prefs.set(.integer(1), forKey: "a")
+        try prefs.propose(PreferencePatch(values: ["a": .integer(1)]))
         XCTAssertEqual(invocations, 2_000)
         _ = cancellables
     }
@@ -41,7 +41,7 @@ final class PerKeySubjectTests: XCTestCase {
         var log: [String] = []
         let a = prefs.publisher(forKey: "a")!.dropFirst().sink { _ in log.append("a-subject") }
         let keys = prefs.changedKeys.sink { log.append("changed:\($0)") }
-        try prefs.update(["a": .integer(1), "b": .integer(0)])  // b unchanged
+        try prefs.propose(PreferencePatch(values: ["a": .integer(1), "b": .integer(0)]))  // b unchanged
         XCTAssertEqual(log, ["a-subject", "changed:a"])
         _ = (a, keys)
     }

@@ -5,8 +5,8 @@ import XCTest
 /// Idea 3 (discoverable, declared at run time): the `--preferences FILE` format.
 @MainActor
 final class PreferenceSchemaTests: XCTestCase {
-    private func load(_ json: String) throws -> Preferences {
-        try Preferences(schemaJSON: Data(json.utf8))
+    private func load(_ json: String) throws -> Preferences<Never> {
+        try Preferences<Never>(schemaJSON: Data(json.utf8))
     }
 
     private func schemaError(_ json: String) -> String? {
@@ -27,9 +27,9 @@ final class PreferenceSchemaTests: XCTestCase {
         XCTAssertEqual(prefs.declarations.map(\.key), ["gain", "theme", "volume"])
         XCTAssertEqual(prefs.declaration(forKey: "gain")?.defaultValue, .number(1))
         XCTAssertEqual(prefs.declaration(forKey: "volume")?.description, "loudness")
-        XCTAssertThrowsError(try prefs.set(.integer(12), forKey: "volume"))
-        XCTAssertThrowsError(try prefs.set(.string("pink"), forKey: "theme"))
-        try prefs.set(.string("light"), forKey: "theme")
+        XCTAssertThrowsError(try prefs.propose(PreferencePatch(values: ["volume": .integer(12)])))
+        XCTAssertThrowsError(try prefs.propose(PreferencePatch(values: ["theme": .string("pink")])))
+        try prefs.propose(PreferencePatch(values: ["theme": .string("light")]))
         XCTAssertEqual(prefs.value(forKey: "theme"), .string("light"))
     }
 

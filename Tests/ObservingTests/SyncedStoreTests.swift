@@ -7,7 +7,7 @@ private final class Synced: PreferencesBacked {
     @CloudStorage("theme") var theme = "dark"
     @CloudStorage("volume", minimum: 0, maximum: 10) var volume = 3
     let store: InMemoryKeyValueStore
-    lazy var preferences = Preferences.declared(by: self, store: store)
+    lazy var preferences = Preferences<Never>.declared(by: self, store: store)
     init(store: InMemoryKeyValueStore) { self.store = store }
 }
 

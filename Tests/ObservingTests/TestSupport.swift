@@ -12,7 +12,7 @@ final class TestPreferences: PreferencesBacked {
     @UserDefault("mode", allowed: ["fast", "slow"]) var mode = "fast"
     @UserDefault("ratio") var ratio = 0.5
     let store: InMemoryKeyValueStore
-    lazy var preferences = Preferences.declared(by: self, store: store)
+    lazy var preferences = Preferences<Never>.declared(by: self, store: store)
 
     init(store: InMemoryKeyValueStore = InMemoryKeyValueStore()) {
         self.store = store

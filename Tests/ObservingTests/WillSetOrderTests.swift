@@ -20,13 +20,13 @@ final class WillSetOrderTests: XCTestCase {
         let prefs = TestPreferences().preferences
         var seen: [[PreferenceValue?]] = []
         let c = prefs.objectWillChange.sink { seen.append([prefs.value(forKey: "a"), prefs.value(forKey: "b")]) }
-        try prefs.update(["a": .integer(1), "b": .integer(2)])
+        try prefs.propose(PreferencePatch(values: ["a": .integer(1), "b": .integer(2)]))
         XCTAssertEqual(seen, [[.integer(0), .integer(0)]])
         c.cancel()
     }
 
     func testThingStoreAnnouncesBeforeTheListChanges() async throws {
-        let store = ThingStore()
+        let store = ThingStore<Never>()
         var seen: [[String]] = []
         let c = store.objectWillChange.sink { seen.append(store.things) }
         store.apply(.add("YOLO"))

@@ -16,7 +16,7 @@ final class ChangePathTests: XCTestCase {
 
     private func makeState(_ snapshot: StoreSnapshot = StoreSnapshot(revision: 0, preferences: [:], things: [], thingsRevision: 0),
                            replay: Int = 100) -> TidingsState {
-        let preferences = BuiltInPreferences().preferences
+        let preferences = TidingsPreferences.builtIn()
         return TidingsState(preferences: preferences, snapshot: snapshot, textCase: .upper,
                             journal: EventJournal(capacity: replay, maxBytes: 1 << 20, floor: snapshot.revision),
                             logger: Logger(label: "test"))

@@ -74,13 +74,13 @@ final class LivePreferencesTests: XCTestCase {
         let seen = Recorder(reader.preferences.changes)
 
         // Several keys in one container update: one PATCH, atomic on the server.
-        try settings.preferences.update(["age": .integer(8), "name": .string("multi")])
+        try settings.preferences.propose(PreferencePatch(values: ["age": .integer(8), "name": .string("multi")]))
         await seen.wait("both keys on the other client") { values in
             values.contains { $0.key == "age" && $0.value == .integer(8) } && values.contains { $0.key == "name" && $0.value == .string("multi") }
         }
         // A reset is a DELETE (with If-Match), sent at once: it waits for the PATCH and builds
         // on the revision the PATCH gave `age`. The other client sees the default come back.
-        try settings.preferences.reset("age")
+        try settings.preferences.propose(PreferencePatch(values: ["age": nil]))
         await seen.waitForLatest("age back to its default") { $0.key == "age" && $0.value == .integer(5) }
         XCTAssertEqual(settings.age, 5)
         XCTAssertTrue(Recorder(writer.preferences.writeFailures).values.isEmpty)

@@ -25,7 +25,7 @@ final class BuiltInPreferencesTests: XCTestCase {
         builtIn.age = 40
         XCTAssertEqual(builtIn.preferences.value(forKey: "age"), .integer(40))
         XCTAssertEqual(store.value(forKey: "age"), .integer(40), "written through")
-        try builtIn.preferences.set(.integer(2), forKey: "speed")
+        try builtIn.preferences.propose(PreferencePatch(values: ["speed": .integer(2)]))
         XCTAssertEqual(builtIn.speed, 2.0)
     }
 }

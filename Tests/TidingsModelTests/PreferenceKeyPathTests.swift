@@ -23,7 +23,7 @@ final class PreferenceKeyPathTests: XCTestCase {
         XCTAssertEqual(greeter.name, "fat")
         greeter.name = "slim"
         XCTAssertEqual(source.preferences.value(forKey: "name"), .string("slim"))
-        try source.preferences.set(.string("round"), forKey: "name")
+        try source.preferences.propose(PreferencePatch(values: ["name": .string("round")]))
         XCTAssertEqual(greeter.name, "round")
     }
 

@@ -8,7 +8,7 @@ import TidingsModel
 /// product uses edits like these, so they live here, not in TidingsModel.)
 ///
 /// ```swift
-/// let store = ThingStore()
+/// let store = ThingStore<Never>()
 /// try store.add(" yolo ")   // "YOLO"
 /// store.environment.textCase = .none
 /// ```

@@ -7,7 +7,7 @@ import Observing
 @MainActor
 final class ThingStoreTests: XCTestCase {
     func testNormalisationTrimsAndUpperCasesUnicodeAware() async throws {
-        let store = ThingStore()
+        let store = ThingStore<Never>()
         XCTAssertEqual(try store.add("  straße\n"), "STRASSE")
         XCTAssertEqual(try store.add("\tyolo "), "YOLO")
         XCTAssertEqual(try store.add("ǆ"), "Ǆ")
@@ -17,7 +17,7 @@ final class ThingStoreTests: XCTestCase {
     }
 
     func testEachRuleHasItsOwnError() async {
-        let store = ThingStore(["YOLO"])
+        let store = ThingStore<Never>(["YOLO"])
         XCTAssertThrowsError(try store.add("   ")) { XCTAssertEqual($0 as? ThingError, .empty) }
         XCTAssertThrowsError(try store.add(String(repeating: "a", count: 65))) {
             XCTAssertEqual($0 as? ThingError, .tooLong(length: 65, limit: 64))
@@ -40,15 +40,15 @@ final class ThingStoreTests: XCTestCase {
 
     func testAtMostTenThousandThings() async throws {
         let full = (0..<ThingRules.maxCount).map { "T\($0)" }
-        let store = ThingStore(full)
+        let store = ThingStore<Never>(full)
         XCTAssertThrowsError(try store.add("one more")) { XCTAssertEqual($0 as? ThingError, .tooMany(limit: 10_000)) }
         XCTAssertThrowsError(try store.add("T5")) { XCTAssertEqual($0 as? ThingError, .duplicate("T5")) }
-        XCTAssertThrowsError(try ThingStore().replaceAll(full + ["x"])) { XCTAssertEqual($0 as? ThingError, .tooMany(limit: 10_000)) }
-        XCTAssertEqual(try ThingStore().replaceAll(full).count, 10_000)
+        XCTAssertThrowsError(try ThingStore<Never>().replaceAll(full + ["x"])) { XCTAssertEqual($0 as? ThingError, .tooMany(limit: 10_000)) }
+        XCTAssertEqual(try ThingStore<Never>().replaceAll(full).count, 10_000)
     }
 
     func testReplaceAllIsAtomicOnDuplicatesAfterNormalisation() async throws {
-        let store = ThingStore(["OLD"])
+        let store = ThingStore<Never>(["OLD"])
         var changes: [ThingChange] = []
         let c = store.changes.sink { changes.append($0) }
         XCTAssertThrowsError(try store.replaceAll(["lol", "brb", " LOL "])) { XCTAssertEqual($0 as? ThingError, .duplicate("LOL")) }
@@ -63,7 +63,7 @@ final class ThingStoreTests: XCTestCase {
     }
 
     func testAddRemoveAndPublishedList() async throws {
-        let store = ThingStore()
+        let store = ThingStore<Never>()
         var lists: [[String]] = []
         var changes: [ThingChange] = []
         let a = store.$things.sink { lists.append($0) }
@@ -79,8 +79,8 @@ final class ThingStoreTests: XCTestCase {
     }
 
     func testOverridingTheTextCaseOfAThingStoreInATest() async throws {
-        let upper = ThingStore()
-        let asTyped = ThingStore()
+        let upper = ThingStore<Never>()
+        let asTyped = ThingStore<Never>()
         asTyped.environment.textCase = .none
         XCTAssertEqual(try upper.add("yolo"), "YOLO")
         XCTAssertEqual(try asTyped.add("yolo"), "yolo")
@@ -101,7 +101,7 @@ final class ThingStoreTests: XCTestCase {
 @MainActor
 final class ThingStoreApplyTests: XCTestCase {
     func testApplyingValidatedEdits() async throws {
-        let store = ThingStore(["YOLO"])
+        let store = ThingStore<Never>(["YOLO"])
         var changes: [ThingChange] = []
         let c = store.changes.sink { changes.append($0) }
         var shadow = Set(store.things)

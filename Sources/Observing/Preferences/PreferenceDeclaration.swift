@@ -36,6 +36,9 @@ public struct PreferenceDeclaration: Sendable, Hashable {
 
     /// `value` brought to the declared type and checked against the constraints.
     public func check(_ value: PreferenceValue) -> Result<PreferenceValue, PreferenceProblem> {
+        #if DEBUG
+        ValueWork.countCheck()
+        #endif
         guard let typed = value.coerced(to: type) else { return .failure(.wrongType(expected: type)) }
         // NaN and infinities have no JSON form; refusing them keeps every value encodable.
         if case let .number(d) = typed, !d.isFinite { return .failure(.wrongType(expected: type)) }

@@ -2,7 +2,7 @@
 /// validation can name the key and the expected type rather than failing the whole body.
 ///
 /// Decode a request body's value as `PreferenceInput` (or a whole merge patch as
-/// ``PreferencePatch``), then pass it to ``Preferences/validate(_:)-(PreferencePatch)``.
+/// ``PreferencePatch``), then pass it to ``Preferences/validate(_:)``.
 public enum PreferenceInput: Sendable, Hashable, Decodable {
     /// JSON `null`: reset the key to its default (merge-patch semantics).
     case reset
@@ -12,6 +12,9 @@ public enum PreferenceInput: Sendable, Hashable, Decodable {
     case unsupported(kind: String)
 
     public init(from decoder: any Decoder) throws {
+        #if DEBUG
+        ValueWork.countDecode()
+        #endif
         let json = try JSONValue(from: decoder)
         if case .null = json {
             self = .reset
@@ -31,14 +34,19 @@ public struct PreferencePatch: Sendable, Hashable, Decodable {
         self.entries = entries
     }
 
+    /// A patch setting each key to its value, or resetting it to its default (nil).
+    public init(values: [String: PreferenceValue?]) {
+        entries = values.mapValues { $0.map(PreferenceInput.value) ?? .reset }
+    }
+
     public init(from decoder: any Decoder) throws {
         entries = try decoder.singleValueContainer().decode([String: PreferenceInput].self)
     }
 }
 
-/// Changes that passed ``Preferences/validate(_:)-(PreferencePatch)``: every value has its
-/// key's declared type and meets its constraints. Apply them with ``Preferences/apply(_:)``
-/// (after making them durable, if the store is durable).
+/// Changes that passed ``Preferences/validate(_:)``: every value has its
+/// key's declared type and meets its constraints, so they are not checked again: make them
+/// durable, then give the container the changes the store made (``Preferences/receive(_:)``).
 public struct ValidatedChanges: Sendable, Hashable {
     /// One validated key: the value it will have and what is stored for it.
     public struct Entry: Sendable, Hashable {
@@ -54,7 +62,6 @@ public struct ValidatedChanges: Sendable, Hashable {
     /// The keys whose value differs from the current one *at validation time*, in
     /// declaration order. Empty means applying would change and announce nothing.
     public let changedKeys: [String]
-    let containerID: ObjectIdentifier
 
     /// The store write for the changed keys (nil value = remove).
     public var storeChanges: [String: PreferenceValue?] {

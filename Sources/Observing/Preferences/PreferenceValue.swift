@@ -96,6 +96,9 @@ public enum PreferenceValue: Sendable, Hashable, Codable, CustomStringConvertibl
     }
 
     public init(from decoder: any Decoder) throws {
+        #if DEBUG
+        ValueWork.countDecode()
+        #endif
         let container = try decoder.singleValueContainer()
         // Order matters: Bool before numbers (JSON true is not 1), Int before Double so `2`
         // stays an integer, Double for fractions and integers beyond Int's range.

@@ -8,35 +8,42 @@ public import OpenCombine
 /// traps if `objectWillChange` is touched elsewhere). A change to key A is sent on A's own
 /// `CurrentValueSubject`, so observers of other keys run no code at all.
 ///
+/// `Payload` is what the owner attaches to each change it receives (the server: the change's
+/// encoded event; `Never` when nothing is attached), so subscribers get it typed.
+///
 /// With TidingsModel's built-in set (`BuiltInPreferences`, declared with ``UserDefault``):
 ///
 /// ```swift
 /// let prefs = BuiltInPreferences().preferences
 /// let c = prefs.publisher(forKey: "age")!.sink { print($0) }  // 5, then each change
-/// try prefs.set(.integer(6), forKey: "age")
+/// try prefs.propose(PreferencePatch(values: ["age": .integer(6)]))
 /// ```
 ///
-/// Two ways to write:
-/// - ``set(_:forKey:)``, ``reset(_:)``, ``update(_:)``: validate, write through the store, apply.
-/// - the server's split: ``validate(_:)-(PreferencePatch)`` on the loop, make it durable off the
-///   loop, then ``apply(_:)`` (memory + announcements only; it does not write the store).
+/// Two verbs, one each way:
+/// - outbound, ``propose(_:)``: check a patch (every bad key reported at once), write it
+///   through the store, receive it. A durable server instead checks with ``validate(_:)`` on
+///   the loop and commits off it.
+/// - inbound, ``receive(_:)``: a change that is already durable (the server's store, another
+///   process's write through ``KeyValueStore/externalChanges``, a proposal the store took) is
+///   applied and announced. Its value must already fit its declaration: outside input is
+///   checked once, where it enters.
 @MainActor
-public final class Preferences: @preconcurrency ObservableObject {
-    /// Sent before any value changes (will-set order), once per applied batch.
+public final class Preferences<Payload: Sendable>: @preconcurrency ObservableObject {
+    /// Sent before any value changes (will-set order), once per received batch.
     public let objectWillChange = ObservableObjectPublisher()
     /// Every declared preference, in declaration order.
     public let declarations: [PreferenceDeclaration]
-    /// The store written by ``set(_:forKey:)``/``update(_:)`` and read at creation.
+    /// The store written by ``propose(_:)`` and read at creation.
     public let store: any KeyValueStore
 
     private let positions: [String: Int]
     /// The longest declared key in UTF-8 bytes: a longer key is unknown without hashing it
     /// (hashing a client's 16 KiB path segment of combining marks is quadratic).
     private let longestKeyBytes: Int
-    private var current: [PreferenceValue]
+    private(set) var current: [PreferenceValue]
     private var revisions: [UInt64]
     /// One subject per key, carrying the change itself (value, revision, the owner's payload).
-    private let subjects: [CurrentValueSubject<PreferenceChange, Never>]
+    private let subjects: [CurrentValueSubject<PreferenceChange<Payload>, Never>]
     private let changedKeySubject = PassthroughSubject<String, Never>()
     private var externalSubscription: AnyCancellable?
 
@@ -60,36 +67,18 @@ public final class Preferences: @preconcurrency ObservableObject {
         current = initial
         revisions = Array(repeating: 0, count: initial.count)
         subjects = zip(declarations, initial).map { declaration, value in
-            CurrentValueSubject(PreferenceChange(key: declaration.key, value: value, revision: 0, payload: nil))
+            CurrentValueSubject(PreferenceChange(key: declaration.key, value: value, revision: 0))
         }
         // The enclosing-instance subscript only sees reads and writes made through the
         // owner, so changes made by other processes must come in through the store.
         externalSubscription = store.externalChanges.sink { [weak self] changes in
-            self?.applyExternal(changes)
+            self?.receiveExternal(changes)
         }
     }
 
     /// A container for a `--preferences FILE` schema (see ``PreferenceDeclaration/schema(fromJSON:)``).
     public convenience init(schemaJSON: Data, store: any KeyValueStore = InMemoryKeyValueStore()) throws(PreferenceSchemaError) {
         try self.init(declarations: PreferenceDeclaration.schema(fromJSON: schemaJSON), store: store)
-    }
-
-    /// The declarations made by the ``UserDefault`` wrappers of `object` (and its
-    /// superclasses), in source order — the single place a Swift preference set is declared.
-    public nonisolated static func declarations(of object: Any) -> [PreferenceDeclaration] {
-        var result: [PreferenceDeclaration] = []
-        var mirror: Mirror? = Mirror(reflecting: object)
-        var levels: [Mirror] = []
-        while let m = mirror {
-            levels.append(m)
-            mirror = m.superclassMirror
-        }
-        for level in levels.reversed() {
-            for child in level.children {
-                if let declaring = child.value as? any PreferenceDeclaring { result.append(declaring.declaration) }
-            }
-        }
-        return result
     }
 
     // MARK: Reading
@@ -101,7 +90,7 @@ public final class Preferences: @preconcurrency ObservableObject {
     }
 
     /// `key`'s index in ``declarations``, or nil for an unknown key.
-    private func index(ofKey key: String) -> Int? {
+    func index(ofKey key: String) -> Int? {
         mayBeKey(key) ? positions[key] : nil
     }
 
@@ -128,10 +117,10 @@ public final class Preferences: @preconcurrency ObservableObject {
         index(ofKey: key).map { subjects[$0].map(\.value).eraseToAnyPublisher() }
     }
 
-    /// `key`'s changes as the owner announced them — value, revision and payload (the server
+    /// `key`'s changes as they were received — value, revision and payload (the server
     /// attaches each change's encoded event, so subscribers send what they receive): the
     /// latest on subscription, then each change of this key only. Nil for an unknown key.
-    public func changes(forKey key: String) -> AnyPublisher<PreferenceChange, Never>? {
+    public func changes(forKey key: String) -> AnyPublisher<PreferenceChange<Payload>, Never>? {
         index(ofKey: key).map { subjects[$0].eraseToAnyPublisher() }
     }
 
@@ -139,86 +128,7 @@ public final class Preferences: @preconcurrency ObservableObject {
     /// publisher (local writes and external changes alike).
     public var changedKeys: AnyPublisher<String, Never> { changedKeySubject.eraseToAnyPublisher() }
 
-    // MARK: Validating and applying
-
-    /// Checks every change (nil = reset to default) and reports every bad key at once.
-    public func validate(_ changes: [String: PreferenceValue?]) throws(PreferenceValidationError) -> ValidatedChanges {
-        try validate(PreferencePatch(changes.mapValues { $0.map(PreferenceInput.value) ?? .reset }))
-    }
-
-    /// Checks every entry of a merge patch: unknown keys, wrong types (naming the expected
-    /// type) and constraint violations are all reported, sorted by key; nothing is applied.
-    public func validate(_ patch: PreferencePatch) throws(PreferenceValidationError) -> ValidatedChanges {
-        var issues: [PreferenceIssue] = []
-        var accepted: [(position: Int, entry: ValidatedChanges.Entry)] = []
-        for (key, input) in patch.entries {
-            guard let position = index(ofKey: key) else {
-                issues.append(PreferenceIssue(key: key, problem: .unknownKey))
-                continue
-            }
-            let declaration = declarations[position]
-            switch input {
-            case .reset:
-                accepted.append((position, .init(key: key, newValue: declaration.defaultValue, storedValue: nil)))
-            case .unsupported:
-                issues.append(PreferenceIssue(key: key, problem: .wrongType(expected: declaration.type)))
-            case let .value(raw):
-                switch declaration.check(raw) {
-                case let .success(typed): accepted.append((position, .init(key: key, newValue: typed, storedValue: typed)))
-                case let .failure(problem): issues.append(PreferenceIssue(key: key, problem: problem))
-                }
-            }
-        }
-        guard issues.isEmpty else { throw PreferenceValidationError(issues: issues) }
-        accepted.sort { $0.position < $1.position }
-        return ValidatedChanges(
-            entries: accepted.map(\.entry),
-            changedKeys: accepted.filter { current[$0.position] != $0.entry.newValue }.map(\.entry.key),
-            containerID: ObjectIdentifier(self))
-    }
-
-    /// Applies validated changes atomically in memory and announces them: `objectWillChange`
-    /// first, then every value is updated, then each changed key is sent once on its own
-    /// publisher and on ``changedKeys``. Keys whose value equals the current one are skipped.
-    /// Does not write the store. Returns the changed keys in declaration order.
-    @discardableResult
-    public func apply(_ validated: ValidatedChanges) -> [String] {
-        precondition(validated.containerID == ObjectIdentifier(self), "changes were validated by another Preferences container")
-        let changed = validated.entries.compactMap { entry -> (Int, PreferenceValue)? in
-            let position = index(ofKey: entry.key)!
-            return current[position] == entry.newValue ? nil : (position, entry.newValue)
-        }
-        guard !changed.isEmpty else { return [] }
-        objectWillChange.send()
-        for (position, value) in changed { current[position] = value }
-        for (position, _) in changed {
-            // Send what is current now: an observer may already have written this key again.
-            subjects[position].send(PreferenceChange(key: declarations[position].key, value: current[position],
-                                                     revision: revisions[position], payload: nil))
-        }
-        for (position, _) in changed { changedKeySubject.send(declarations[position].key) }
-        return changed.map { declarations[$0.0].key }
-    }
-
-    /// Applies one change that is already durable elsewhere (the server's one change path: a
-    /// change read back from its store, or a remote store's change), with the revision it took
-    /// and an opaque `payload` for subscribers of ``changes(forKey:)``. `value` must already
-    /// fit the key's declaration (check it with ``PreferenceDeclaration/check(_:)``). The change
-    /// is announced even when the value equals the current one: it is a new revision.
-    /// Returns false (nothing announced) for an undeclared key.
-    @discardableResult
-    public func receive(key: String, value: PreferenceValue, revision: UInt64, payload: (any Sendable)? = nil) -> Bool {
-        guard let position = index(ofKey: key) else { return false }
-        objectWillChange.send()
-        current[position] = value
-        revisions[position] = revision
-        subjects[position].send(PreferenceChange(key: key, value: value, revision: revision, payload: payload))
-        changedKeySubject.send(key)
-        return true
-    }
-
-    /// The revision of `key`'s last change received with ``receive(key:value:revision:payload:)``
-    /// (0 before any), or nil for an unknown key.
+    /// The revision of `key`'s last received change (0 before any), or nil for an unknown key.
     public func revision(forKey key: String) -> UInt64? {
         index(ofKey: key).map { revisions[$0] }
     }
@@ -228,68 +138,53 @@ public final class Preferences: @preconcurrency ObservableObject {
         for (key, revision) in seeded {
             guard let position = index(ofKey: key) else { continue }
             revisions[position] = revision
-            let value = current[position]
-            subjects[position].value = PreferenceChange(key: key, value: value, revision: revision, payload: nil)
+            subjects[position].value = PreferenceChange(key: key, value: current[position], revision: revision)
         }
     }
 
-    /// Validates, writes the changed keys through the store, then applies. Throws
-    /// ``PreferenceValidationError`` (nothing written) or the store's error (nothing applied).
+    // MARK: Inbound: the one way a value changes
+
+    /// Applies one change that is already durable (see ``receive(_:)-(some Collection<PreferenceChange<Payload>>)``).
+    /// Returns false (nothing announced) for an undeclared key or a change already received.
     @discardableResult
-    public func update(_ changes: [String: PreferenceValue?]) throws -> [String] {
-        let validated = try validate(changes)
-        let storeChanges = validated.storeChanges
-        if !storeChanges.isEmpty { try store.write(storeChanges) }
-        return apply(validated)
+    public func receive(_ change: PreferenceChange<Payload>) -> Bool {
+        !receive(CollectionOfOne(change)).isEmpty
     }
 
-    /// Sets one key (see ``update(_:)``).
-    public func set(_ value: PreferenceValue, forKey key: String) throws {
-        try update([key: value])
-    }
-
-    /// Resets one key to its default (see ``update(_:)``).
-    public func reset(_ key: String) throws {
-        try update([key: nil])
-    }
-
-    /// Changes another process made to the store: the store already holds them, so they are
-    /// only applied and announced, on the same per-key subjects as local writes. Keys this
-    /// container does not declare and values that do not fit their declaration are ignored.
-    private func applyExternal(_ changes: [String: PreferenceValue?]) {
-        var accepted: [String: PreferenceValue?] = [:]
-        for (key, value) in changes {
-            guard let declaration = declaration(forKey: key) else { continue }
-            if let value {
-                guard let typed = try? declaration.check(value).get() else { continue }
-                accepted[key] = .some(typed)
+    /// Applies changes that are already durable (the server's one change path, another
+    /// process's write, a proposal the store took) atomically and announces them:
+    /// `objectWillChange` once, then every value is updated, then each changed key is sent
+    /// once on its own subject (with the change's payload) and on ``changedKeys``.
+    ///
+    /// Every value must already fit its key's declaration: the caller checked it where it
+    /// came in (``validate(_:)`` for a proposal, ``PreferenceDeclaration/check(_:)`` for
+    /// outside input) — it is not checked again. A change carrying the value and revision the
+    /// key already has is no change; one with a new revision is announced even when the value
+    /// is equal (it is news: a new revision). Undeclared keys are skipped. Returns the changed
+    /// keys in the order given.
+    @discardableResult
+    public func receive(_ changes: some Collection<PreferenceChange<Payload>>) -> [String] {
+        var accepted: [(position: Int, change: PreferenceChange<Payload>)] = []
+        for change in changes {
+            guard let position = index(ofKey: change.key),
+                  current[position] != change.value || revisions[position] != change.revision else { continue }
+            accepted.append((position, change))
+        }
+        guard !accepted.isEmpty else { return [] }
+        objectWillChange.send()
+        for (position, change) in accepted {
+            current[position] = change.value
+            revisions[position] = change.revision
+        }
+        for (position, change) in accepted {
+            // An observer may already have changed this key again: then send what is current.
+            if current[position] == change.value, revisions[position] == change.revision {
+                subjects[position].send(change)
             } else {
-                accepted[key] = .some(nil)
+                subjects[position].send(PreferenceChange(key: change.key, value: current[position], revision: revisions[position]))
             }
         }
-        if let validated = try? validate(accepted) { apply(validated) }
+        for (_, change) in accepted { changedKeySubject.send(change.key) }
+        return accepted.map(\.change.key)
     }
-}
-
-/// One change of one preference, as its key's subject carries it.
-public struct PreferenceChange: Sendable {
-    public let key: String
-    public let value: PreferenceValue
-    /// The revision the change took in the durable store (0 when it has none, e.g. a change made
-    /// through the container's own setters over an in-memory store).
-    public let revision: UInt64
-    /// What the owner attached (the server: the change's encoded event), nil otherwise.
-    public let payload: (any Sendable)?
-
-    public init(key: String, value: PreferenceValue, revision: UInt64, payload: (any Sendable)?) {
-        self.key = key
-        self.value = value
-        self.revision = revision
-        self.payload = payload
-    }
-}
-
-/// Implemented by ``UserDefault`` so ``Preferences/declarations(of:)`` can find declarations.
-protocol PreferenceDeclaring {
-    var declaration: PreferenceDeclaration { get }
 }

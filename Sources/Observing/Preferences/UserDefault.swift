@@ -3,7 +3,9 @@ import OpenCombine
 /// An object whose ``UserDefault`` properties read and write `preferences`.
 @MainActor
 public protocol PreferencesBacked: AnyObject {
-    var preferences: Preferences { get }
+    /// What the container's changes carry (`Never`: nothing).
+    associatedtype ChangePayload: Sendable
+    var preferences: Preferences<ChangePayload> { get }
 }
 
 /// Declares one preference on a ``PreferencesBacked`` class, and reads/writes it there.
@@ -11,14 +13,15 @@ public protocol PreferencesBacked: AnyObject {
 /// ```swift
 /// final class AppPreferences: PreferencesBacked {
 ///     @UserDefault("age", minimum: 0) var age = 5
-///     lazy var preferences = Preferences.declared(by: self)
+///     lazy var preferences = Preferences<Never>.declared(by: self)
 /// }
 /// ```
 /// The declaration (key, type from the Swift type, default from the initial value,
-/// constraints) is read by ``Preferences/declarations(of:)``; reads and writes go through the
-/// enclosing-instance subscript to the owner's container, so the property itself holds no
-/// value. A write the declaration refuses (out of its constraints) is ignored and the property
-/// keeps its value; call ``Preferences/set(_:forKey:)`` to get the error.
+/// constraints) is read by ``PreferenceDeclaration/declarations(of:)``; reads and writes go
+/// through the enclosing-instance subscript to the owner's container, so the property itself
+/// holds no value. A write is a proposal (``Preferences/propose(_:)``): one the declaration
+/// refuses (out of its constraints) is ignored and the property keeps its value; propose a
+/// patch yourself to get the error.
 @MainActor
 @propertyWrapper
 public struct UserDefault<Value: PreferenceRepresentable>: PreferenceDeclaring {
@@ -56,7 +59,7 @@ public struct UserDefault<Value: PreferenceRepresentable>: PreferenceDeclaring {
         }
         set {
             let key = owner[keyPath: storage].key
-            try? owner.preferences.set(newValue.preferenceValue, forKey: key)
+            _ = try? owner.preferences.propose(PreferencePatch([key: .value(newValue.preferenceValue)]))
         }
     }
 }
@@ -89,11 +92,40 @@ enum KeyAccessRecorder {
 extension Preferences {
     /// The container declared by `object`'s ``UserDefault`` wrappers. A Swift declaration
     /// that breaks its own constraints is a programming error and stops the program.
+    ///
+    /// ```swift
+    /// lazy var preferences = Preferences<Never>.declared(by: self)
+    /// ```
     public static func declared(by object: AnyObject, store: any KeyValueStore = InMemoryKeyValueStore()) -> Preferences {
         do {
-            return try Preferences(declarations: declarations(of: object), store: store)
+            return try Preferences(declarations: PreferenceDeclaration.declarations(of: object), store: store)
         } catch {
             preconditionFailure("invalid @UserDefault declarations in \(type(of: object)): \(error)")
         }
     }
+}
+
+extension PreferenceDeclaration {
+    /// The declarations made by the ``UserDefault`` wrappers of `object` (and its
+    /// superclasses), in source order — the single place a Swift preference set is declared.
+    public static func declarations(of object: Any) -> [PreferenceDeclaration] {
+        var result: [PreferenceDeclaration] = []
+        var mirror: Mirror? = Mirror(reflecting: object)
+        var levels: [Mirror] = []
+        while let m = mirror {
+            levels.append(m)
+            mirror = m.superclassMirror
+        }
+        for level in levels.reversed() {
+            for child in level.children {
+                if let declaring = child.value as? any PreferenceDeclaring { result.append(declaring.declaration) }
+            }
+        }
+        return result
+    }
+}
+
+/// Implemented by ``UserDefault`` so ``PreferenceDeclaration/declarations(of:)`` can find declarations.
+protocol PreferenceDeclaring {
+    var declaration: PreferenceDeclaration { get }
 }

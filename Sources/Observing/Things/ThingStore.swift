@@ -14,20 +14,23 @@ public enum ThingChange: Sendable, Hashable {
 /// go in it is its owner's rules (Tidings' acronym rules, in `TidingsModel`, check an edit and
 /// then ``apply(_:revision:payload:)`` it). The environment carries the rules' settings.
 ///
+/// `Payload` is what the owner attaches to each change (the server: the change's encoded
+/// event; `Never` when nothing is attached), so ``updates`` subscribers get it typed.
+///
 /// ```swift
-/// let store = ThingStore()
+/// let store = ThingStore<Never>()
 /// store.apply(.add("YOLO"))   // true: added and announced
 /// store.apply(.add("YOLO"))   // false: already there, nothing announced
 /// ```
 @MainActor
-public final class ThingStore: @preconcurrency ObservableObject, EnvironmentOwner {
+public final class ThingStore<Payload: Sendable>: @preconcurrency ObservableObject, EnvironmentOwner {
     @Published public private(set) var things: [String] = []
     /// Declared explicitly so that it is the same publisher on every access.
     public let objectWillChange = ObservableObjectPublisher()
     public var environment: EnvironmentValues
     /// The same things as a set, for O(1) membership checks (the order is in ``things``).
     public private(set) var members = Set<String>()
-    private let changeSubject = PassthroughSubject<ThingUpdate, Never>()
+    private let changeSubject = PassthroughSubject<ThingUpdate<Payload>, Never>()
 
     public init(_ things: [String] = [], environment: EnvironmentValues = EnvironmentValues()) {
         self.environment = environment
@@ -41,7 +44,7 @@ public final class ThingStore: @preconcurrency ObservableObject, EnvironmentOwne
 
     /// Each change as the owner applied it: what changed, its revision and the owner's payload
     /// (the server attaches the change's encoded event).
-    public var updates: AnyPublisher<ThingUpdate, Never> { changeSubject.eraseToAnyPublisher() }
+    public var updates: AnyPublisher<ThingUpdate<Payload>, Never> { changeSubject.eraseToAnyPublisher() }
 
     public func contains(_ thing: String) -> Bool { members.contains(thing) }
 
@@ -52,7 +55,7 @@ public final class ThingStore: @preconcurrency ObservableObject, EnvironmentOwne
     ///
     /// `revision` and `payload` travel with the change on ``updates``.
     @discardableResult
-    public func apply(_ edit: ThingEdit, revision: UInt64 = 0, payload: (any Sendable)? = nil) -> Bool {
+    public func apply(_ edit: ThingEdit, revision: UInt64 = 0, payload: Payload? = nil) -> Bool {
         switch edit {
         case let .add(thing):
             guard !members.contains(thing) else { return false }
@@ -79,12 +82,12 @@ public final class ThingStore: @preconcurrency ObservableObject, EnvironmentOwne
 }
 
 /// One change of a ``ThingStore`` as ``ThingStore/updates`` carries it.
-public struct ThingUpdate: Sendable {
+public struct ThingUpdate<Payload: Sendable>: Sendable {
     public let change: ThingChange
     /// The revision the change took in the durable store (0 when it has none).
     public let revision: UInt64
     /// What the owner attached (the server: the change's encoded event), nil otherwise.
-    public let payload: (any Sendable)?
+    public let payload: Payload?
 }
 
 /// A change to a ``ThingStore`` whose things its owner already normalised and validated.

@@ -7,7 +7,7 @@ public import OpenCombine
 /// ```swift
 /// final class Screen: ObservableObject {
 ///     let objectWillChange = ObservableObjectPublisher()
-///     @PublishedObject var things = ThingStore()
+///     @PublishedObject var things = ThingStore<Never>()
 ///     init() { _ = things }   // start forwarding now (see below)
 /// }
 /// ```

@@ -5,9 +5,10 @@ import TidingsStore
 /// The one ordered sequence of committed changes, as this instance receives it.
 ///
 /// Changes come out of the store by two doors — the changes a local commit made (handed over
-/// by the write pipeline, which saves a read) and ``ChangeStore/changes(after:limit:)`` when
-/// the store's doorbell says another writer committed — but they all go through ``deliver(_:)``
-/// into one buffer and are applied by ``TidingsState/apply(_:)`` strictly in revision order,
+/// by the write pipeline, which saves a read, already typed: their values were checked before
+/// the commit) and ``ChangeStore/changes(after:limit:)`` when the store's doorbell says another
+/// writer committed (outside input: typed and checked as they come in, ``deliver(_:)``) — but
+/// they all go into one buffer and are applied by ``TidingsState/apply(_:)`` strictly in revision order,
 /// never skipping one: a gap (another instance's commit not read yet) is filled by reading the
 /// store before anything after it is applied. When the history no longer reaches back (pruned),
 /// or the database is no longer the history this instance applied (``AppliedHistory``: a
@@ -22,7 +23,7 @@ final class ChangeFeed {
     private let state: TidingsState
     private let logger: Logger
     /// Received but not yet applicable (an earlier revision is missing), by revision.
-    private var pending: [UInt64: Change] = [:]
+    private var pending: [UInt64: CommittedChange] = [:]
     private var history: AppliedHistory
     private var waiters: [(revision: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
     private var reading = false
@@ -53,9 +54,19 @@ final class ChangeFeed {
         stopped = true
     }
 
-    /// Takes committed changes (any order, duplicates allowed) and applies every one that is
-    /// next in line.
+    /// Takes changes another writer committed (any order, duplicates allowed): each new one is
+    /// typed where it comes in (``TidingsState/committed(_:)``: its value decoded and checked
+    /// once), then every one that is next in line is applied.
     func deliver(_ changes: [Change]) {
+        for change in changes where change.revision > state.revision && pending[change.revision] == nil {
+            pending[change.revision] = state.committed(change)
+        }
+        applyPending()
+    }
+
+    /// Takes typed committed changes (any order, duplicates allowed) and applies every one
+    /// that is next in line.
+    private func deliver(committed changes: [CommittedChange]) {
         for change in changes where change.revision > state.revision {
             pending[change.revision] = change
         }
@@ -66,8 +77,8 @@ final class ChangeFeed {
     /// already applied unless the store's counter went back (a restore, a failover that lost
     /// commits): then memory is rebuilt from the store before this returns, so the write is
     /// answered with what the store now holds, and streams get `reset`.
-    func deliverCommitted(_ changes: [Change]) async {
-        guard let first = changes.first, first.revision <= state.revision else { return deliver(changes) }
+    func deliverCommitted(_ changes: [CommittedChange]) async {
+        guard let first = changes.first, first.revision <= state.revision else { return deliver(committed: changes) }
         // Usually a read (after the doorbell) applied this commit first; the store tells which.
         do {
             let after = state.revision
@@ -80,7 +91,7 @@ final class ChangeFeed {
         } catch {
             // Unreachable right now: the feed's own reads retry; the commit itself is durable.
         }
-        deliver(changes)
+        deliver(committed: changes)
     }
 
     /// Something may have been committed elsewhere: read the store after the last applied revision.
@@ -98,7 +109,7 @@ final class ChangeFeed {
 
     private func applyPending() {
         while let next = pending.removeValue(forKey: state.revision + 1) {
-            if state.apply(next) { history.applied(next) }
+            if state.apply(next) { history.applied(next.change) }
         }
         if !pending.isEmpty {
             pending = pending.filter { $0.key > state.revision }

@@ -46,7 +46,7 @@ public final class TidingsResources {
         let journal = EventJournal(capacity: configuration.replayBuffer, maxBytes: configuration.replayBytes, floor: snapshot.revision)
         // The history up to the snapshot; later changes arrive through the feed like any other.
         let retained = history.filter { $0.revision <= snapshot.revision }
-        journal.seed(retained.compactMap { TidingsState.entry(for: $0, preferences: preferences) },
+        journal.seed(retained.compactMap { TidingsState.entry(for: TidingsState.committed($0, preferences: preferences)) },
                      floor: retained.first.map { $0.revision - 1 } ?? snapshot.revision)
         state = TidingsState(preferences: preferences, snapshot: snapshot, textCase: textCase,
                              journal: journal, logger: app.logger)
@@ -156,17 +156,17 @@ public final class TidingsResources {
         return stored
     }
 
-    private static func makePreferences(_ configuration: TidingsConfiguration, store mirror: InMemoryKeyValueStore) throws -> Preferences {
+    private static func makePreferences(_ configuration: TidingsConfiguration, store mirror: InMemoryKeyValueStore) throws -> TidingsPreferences {
         guard let path = configuration.preferencesFile else {
-            return BuiltInPreferences(store: mirror).preferences
+            return TidingsPreferences.builtIn(store: mirror)
         }
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw StartupError(description: "cannot read --preferences file \(path): \(error.localizedDescription)")
         }
-        let preferences: Preferences
+        let preferences: TidingsPreferences
         do {
-            preferences = try Preferences(schemaJSON: data, store: mirror)
+            preferences = try TidingsPreferences(schemaJSON: data, store: mirror)
         } catch {
             throw StartupError(description: "invalid --preferences file \(path): \(error)")
         }

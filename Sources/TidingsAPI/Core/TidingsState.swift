@@ -6,6 +6,16 @@ import OpenCombine
 import TidingsModel
 import TidingsStore
 
+/// The server's preference container: each change it announces carries its event, encoded once.
+typealias TidingsPreferences = Preferences<JournalEntry>
+/// The server's thing list: each change it announces carries its event, encoded once.
+typealias TidingsThings = ThingStore<JournalEntry>
+/// A committed change with its preference value typed and checked once — by the write that made
+/// it (``WritePipeline``), or where another writer's change came in (``TidingsState/committed(_:)``).
+/// The value is nil for a change of the thing list or the posts, and for a key this instance
+/// does not declare.
+typealias CommittedChange = TypedChange<PreferenceValue?>
+
 /// Everything the server holds in memory: the observable objects (the cache every read is
 /// served from), the revision bookkeeping, and the replay journal — and ``apply(_:)``, the one
 /// function through which every committed change, this instance's or another's, reaches them.
@@ -14,8 +24,8 @@ import TidingsStore
 /// needs a lock.
 @MainActor
 final class TidingsState {
-    let preferences: Preferences
-    let things: ThingStore
+    let preferences: TidingsPreferences
+    let things: TidingsThings
     let textCase: TextCase
     let journal: EventJournal
     private let logger: Logger
@@ -47,12 +57,12 @@ final class TidingsState {
     /// this instance's position): streams must `reset` and send a fresh snapshot.
     let reloads = PassthroughSubject<Void, Never>()
 
-    init(preferences: Preferences, snapshot: StoreSnapshot, textCase: TextCase,
+    init(preferences: TidingsPreferences, snapshot: StoreSnapshot, textCase: TextCase,
          journal: EventJournal, logger: Logger) {
         self.preferences = preferences
         var environment = EnvironmentValues()
         environment.textCase = textCase
-        self.things = ThingStore(snapshot.things, environment: environment)
+        self.things = TidingsThings(snapshot.things, environment: environment)
         self.textCase = textCase
         self.journal = journal
         self.logger = logger
@@ -71,20 +81,22 @@ final class TidingsState {
 
     /// Applies the next committed change: memory, the journal, then the change's subject, which
     /// carries the event encoded once. Returns false (applying nothing) unless `change` is
-    /// exactly the next revision; the caller (``ChangeFeed``) keeps the order.
+    /// exactly the next revision; the caller (``ChangeFeed``) keeps the order. The change's
+    /// value is already typed and checked: nothing is decoded or checked here.
     @discardableResult
-    func apply(_ change: Change) -> Bool {
+    func apply(_ committed: CommittedChange) -> Bool {
+        let change = committed.change
         guard change.revision == revision + 1 else { return false }
         revision = change.revision
-        let entry = Self.entry(for: change, preferences: preferences)
+        let entry = Self.entry(for: committed)
         if let entry { journal.append(entry) }
         if case .posts = change.kind {} else { historyChanges.send(change) }
         switch change.kind {
         case let .preference(key, _):
             // A key this instance does not declare (another schema): the revision only.
-            guard let entry, let value = entry.preferenceValue else { return true }
+            guard let entry, let value = committed.meaning else { return true }
             preferenceRevisions[key] = change.revision
-            preferences.receive(key: key, value: value, revision: change.revision, payload: entry)
+            preferences.receive(PreferenceChange(key: key, value: value, revision: change.revision, payload: entry))
         case let .things(op, thing, list):
             thingsRevision = change.revision
             things.apply(Self.edit(op: op, thing: thing, list: list, current: things.things),
@@ -122,9 +134,8 @@ final class TidingsState {
             let value = record?.json.flatMap { Self.preferenceValue(json: $0, declaration: declaration) } ?? declaration.defaultValue
             let recordRevision = record?.revision ?? 0
             preferenceRevisions[declaration.key] = recordRevision
-            if preferences.value(forKey: declaration.key) != value || preferences.revision(forKey: declaration.key) != recordRevision {
-                preferences.receive(key: declaration.key, value: value, revision: recordRevision, payload: nil)
-            }
+            // Announced only where the value or its revision differs from memory's.
+            preferences.receive(PreferenceChange(key: declaration.key, value: value, revision: recordRevision))
         }
         thingsRevision = snapshot.thingsRevision
         if things.things != snapshot.things {
@@ -134,16 +145,34 @@ final class TidingsState {
         reloads.send()
     }
 
+    // MARK: Where other writers' changes come in
+
+    /// `change`, made by another writer (another instance, a rollback's history, the replay
+    /// history at start-up), typed: a preference's stored JSON is outside input, so it is
+    /// decoded and checked against the key's declaration here, once. A value that no longer
+    /// fits reads as the default, as at start-up.
+    func committed(_ change: Change) -> CommittedChange {
+        Self.committed(change, preferences: preferences)
+    }
+
+    /// ``committed(_:)`` before there is a state (the replay history at start-up).
+    static func committed(_ change: Change, preferences: TidingsPreferences) -> CommittedChange {
+        guard case let .preference(key, json) = change.kind,
+              let declaration = preferences.declaration(forKey: key) else { return CommittedChange(change, meaning: nil) }
+        let value = json.flatMap { preferenceValue(json: $0, declaration: declaration) } ?? declaration.defaultValue
+        return CommittedChange(change, meaning: value)
+    }
+
     // MARK: Events, encoded once
 
-    /// The event announcing `change` (nil for a key this instance does not declare). The same
+    /// The event announcing `committed` (nil for a key this instance does not declare). The same
     /// change gives the same bytes on every instance: the history replays what live streams saw.
-    static func entry(for change: Change, preferences: Preferences) -> JournalEntry? {
+    static func entry(for committed: CommittedChange) -> JournalEntry? {
+        let change = committed.change
         let revision = change.revision
         switch change.kind {
-        case let .preference(key, json):
-            guard let declaration = preferences.declaration(forKey: key) else { return nil }
-            let value = json.flatMap { preferenceValue(json: $0, declaration: declaration) } ?? declaration.defaultValue
+        case let .preference(key, _):
+            guard let value = committed.meaning else { return nil }
             let data = PreferenceEventData(key: key, value: value, revision: revision)
             return JournalEntry(revision: revision, topic: .preference(key),
                                 frame: EventFrame.frame(id: revision, event: "preference", data: data),
@@ -163,5 +192,17 @@ final class TidingsState {
     static func preferenceValue(json: String, declaration: PreferenceDeclaration) -> PreferenceValue? {
         guard let raw = try? JSONCoding.decoder.decode(PreferenceValue.self, from: Data(json.utf8)) else { return nil }
         return try? declaration.check(raw).get()
+    }
+}
+
+extension TidingsPreferences {
+    /// The built-in set (API.md), declared once by TidingsModel's `BuiltInPreferences`, as the
+    /// server's container over `store`.
+    static func builtIn(store: any KeyValueStore = InMemoryKeyValueStore()) -> TidingsPreferences {
+        do {
+            return try TidingsPreferences(declarations: PreferenceDeclaration.declarations(of: BuiltInPreferences()), store: store)
+        } catch {
+            preconditionFailure("the built-in preference declarations are invalid: \(error)")
+        }
     }
 }

@@ -36,6 +36,14 @@ enum WriteOutcome: Sendable, Equatable {
     case rolledBack([Change])
 }
 
+/// A write as planned: what the store is asked to do, and the checked value each operation
+/// sets (nil: none to type, or one the store's change must be read for), so the changes the
+/// commit makes come back typed.
+private struct PlannedWrite {
+    var write: StoreWrite
+    var values: [PreferenceValue?]
+}
+
 /// A preference's value as one write left it, and the revision that write took.
 struct PreferenceRevision: Sendable, Equatable {
     let key: String
@@ -58,7 +66,8 @@ enum WriteFailure: Error, Sendable {
 }
 
 /// The write path: validate once on the loop, commit off the loop (the store decides the
-/// write's conditions against durable state), then wait until the write's own changes came
+/// write's conditions against durable state; the commit hands back each change with the value
+/// checked here, so nothing is decoded or checked again), then wait until the write's own changes came
 /// through the one ordered change path (``ChangeFeed``) before answering — so the answer,
 /// memory and every stream on this instance agree.
 ///
@@ -97,16 +106,16 @@ final class WritePipeline {
 
     /// As above, recorded as made by `author` (the server's own writes: no actor).
     func submit(_ request: WriteRequest, author: WriteAuthor = WriteAuthor(), completion: @escaping Completion) {
-        var write: StoreWrite
+        var planned: PlannedWrite
         switch plan(request) {
         case let .failure(failure): return completion(.failure(failure))
-        case let .success(planned): write = planned
+        case let .success(plan): planned = plan
         }
-        write.actor = author.actor
-        write.reason = author.reason
+        planned.write.actor = author.actor
+        planned.write.reason = author.reason
         inFlight += 1
-        Task { @MainActor in
-            let result = await commit(write, for: request)
+        Task { @MainActor [planned] in
+            let result = await commit(planned, for: request)
             completion(result)
             inFlight -= 1
             if inFlight == 0 {
@@ -123,11 +132,14 @@ final class WritePipeline {
         await withCheckedContinuation { drainWaiters.append($0) }
     }
 
-    private func commit(_ write: StoreWrite, for request: WriteRequest) async -> Result<WriteOutcome, WriteFailure> {
+    private func commit(_ planned: PlannedWrite, for request: WriteRequest) async -> Result<WriteOutcome, WriteFailure> {
         let started = ContinuousClock.now
-        let changes: [Change]
+        let changes: [CommittedChange]
         do {
-            changes = try await store.commit(write)
+            let state = self.state
+            changes = try await store.commit(planned.write, meanings: planned.values) { (change: Change) -> PreferenceValue? in
+                state.committed(change).meaning
+            }
         } catch {
             return .failure(Self.failure(error))
         }
@@ -139,7 +151,7 @@ final class WritePipeline {
 
     // MARK: Checking (once, before the commit)
 
-    private func plan(_ request: WriteRequest) -> Result<StoreWrite, WriteFailure> {
+    private func plan(_ request: WriteRequest) -> Result<PlannedWrite, WriteFailure> {
         switch request {
         case let .preferences(patch, ifMatch):
             let validated: ValidatedChanges
@@ -150,7 +162,8 @@ final class WritePipeline {
                 let defaultJSON = EventFrame.json(state.preferences.declaration(forKey: entry.key)!.defaultValue)
                 return .setPreference(key: entry.key, json: entry.storedValue.map { EventFrame.json($0) }, defaultJSON: defaultJSON)
             }
-            return .success(StoreWrite(operations, expectedRevisions: ifMatch))
+            return .success(PlannedWrite(write: StoreWrite(operations, expectedRevisions: ifMatch),
+                                         values: validated.entries.map(\.newValue)))
         case let .addThing(raw):
             do throws(ThingError) {
                 // Whether it is already there is decided by the store against durable state;
@@ -163,7 +176,7 @@ final class WritePipeline {
                     throw .tooMany(limit: ThingRules.maxCount)
                 }
                 if Self.reservedThings.contains(thing) { return .failure(.reservedThing(thing)) }
-                return .success(StoreWrite([.addThing(thing)]))
+                return .success(PlannedWrite(write: StoreWrite([.addThing(thing)]), values: [nil]))
             } catch {
                 return .failure(.thing(error))
             }
@@ -172,32 +185,31 @@ final class WritePipeline {
             guard let thing = try? ThingRules.normalizeBounded(raw, textCase: state.textCase) else {
                 return .failure(.thing(.notFound(String(raw.unicodeScalars.prefix(64)))))
             }
-            return .success(StoreWrite([.removeThing(thing)]))
+            return .success(PlannedWrite(write: StoreWrite([.removeThing(thing)]), values: [nil]))
         case let .replaceThings(raws, normalized):
             do {
                 let list = normalized ? raws : try ThingRules.validateList(raws, textCase: state.textCase)
                 if let reserved = list.first(where: Self.reservedThings.contains) { return .failure(.reservedThing(reserved)) }
-                return .success(StoreWrite([.replaceThings(list)]))
+                return .success(PlannedWrite(write: StoreWrite([.replaceThings(list)]), values: [nil]))
             } catch {
                 return .failure(.thing(error))
             }
         case let .setPosts(document):
-            return .success(StoreWrite([.setPosts(document)]))
+            return .success(PlannedWrite(write: StoreWrite([.setPosts(document)]), values: [nil]))
         case let .rollback(operations, ifRevision):
             var write = StoreWrite(operations)
             write.expectedGlobalRevisions = ifRevision
-            return .success(write)
+            // Values read from the history: the changes are typed as they come back.
+            return .success(PlannedWrite(write: write, values: []))
         }
     }
 
-    private func outcome(of request: WriteRequest, changes: [Change]) -> WriteOutcome {
+    private func outcome(of request: WriteRequest, changes: [CommittedChange]) -> WriteOutcome {
         switch request {
         case .preferences:
-            return .preferences(changed: changes.compactMap { change in
-                guard case let .preference(key, json) = change.kind,
-                      let declaration = state.preferences.declaration(forKey: key) else { return nil }
-                let value = json.flatMap { TidingsState.preferenceValue(json: $0, declaration: declaration) } ?? declaration.defaultValue
-                return PreferenceRevision(key: key, value: value, revision: change.revision)
+            return .preferences(changed: changes.compactMap { committed in
+                guard case let .preference(key, _) = committed.change.kind, let value = committed.meaning else { return nil }
+                return PreferenceRevision(key: key, value: value, revision: committed.revision)
             })
         case let .addThing(raw):
             let thing = (try? ThingRules.normalizeBounded(raw, textCase: state.textCase)) ?? raw
@@ -210,7 +222,7 @@ final class WritePipeline {
         case .setPosts:
             return .postsStored(revision: changes.first?.revision)
         case .rollback:
-            return .rolledBack(changes)
+            return .rolledBack(changes.map(\.change))
         }
     }
 

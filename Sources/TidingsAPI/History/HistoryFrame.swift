@@ -5,7 +5,7 @@ import TidingsStore
 /// record (HistoryRecord); nil for a posts change.
 enum HistoryFrame {
     @MainActor
-    static func frame(_ change: Change, preferences: Preferences) -> [UInt8]? {
+    static func frame(_ change: Change, preferences: TidingsPreferences) -> [UInt8]? {
         HistoryRecord.json(change, preferences: preferences).map {
             EventFrame.frame(id: change.revision, event: "change", json: $0)
         }

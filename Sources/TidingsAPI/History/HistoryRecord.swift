@@ -9,7 +9,7 @@ import TidingsStore
 enum HistoryRecord {
     /// The record's JSON text (one line), or nil for a posts change.
     @MainActor
-    static func json(_ change: Change, preferences: Preferences) -> String? {
+    static func json(_ change: Change, preferences: TidingsPreferences) -> String? {
         var record = JSONObjectWriter()
         record.integer("revision", change.revision)
         record.string("at", RFC3339.string(microseconds: change.at))

@@ -48,7 +48,7 @@ struct HistoryRoutes {
 
     /// The page: records in order until `limit` or the byte bound, and the next page's URL
     /// when more records exist.
-    static func body(_ changes: [Change], page: HistoryPageRequest, path: String, preferences: Preferences) -> Response {
+    static func body(_ changes: [Change], page: HistoryPageRequest, path: String, preferences: TidingsPreferences) -> Response {
         var records: [String] = []
         var bytes = 0
         var last: UInt64?

@@ -10,7 +10,7 @@ import Observing
 enum PreferenceSchemaRoute {
     /// Registers the route. A declared key named `schema` would be hidden behind it (readable only
     /// through `GET /preferences`), so such a file stops start-up like any other bad declaration.
-    static func register(preferences: Preferences, on router: RouteGroup) throws {
+    static func register(preferences: TidingsPreferences, on router: RouteGroup) throws {
         if preferences.declaration(forKey: "schema") != nil {
             throw StartupError(description: "invalid --preferences file: preference \"schema\": "
                 + "the name is reserved (GET /preferences/schema describes the declarations)")

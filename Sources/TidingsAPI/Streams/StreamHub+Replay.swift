@@ -18,7 +18,7 @@ extension StreamHub {
         let history = coverage.history
         let encode: @MainActor @Sendable (Change) -> [UInt8]? = { change in
             if history { return HistoryFrame.frame(change, preferences: preferences) }
-            guard let entry = TidingsState.entry(for: change, preferences: preferences), coverage.covers(entry.topic) else { return nil }
+            guard let entry = TidingsState.entry(for: TidingsState.committed(change, preferences: preferences)), coverage.covers(entry.topic) else { return nil }
             return entry.frame
         }
         readPage(stream, after: revision, coverage: coverage, topics: topics, encode: encode)

@@ -183,9 +183,9 @@ final class StreamHub {
         case let .preference(key):
             guard let changes = state.preferences.changes(forKey: key) else { return }
             // The subject repeats its latest change on subscription: not news.
-            subscription = changes.dropFirst().sink { [weak self] in self?.publish($0.payload as? JournalEntry, index: index) }
+            subscription = changes.dropFirst().sink { [weak self] in self?.publish($0.payload, index: index) }
         case .things:
-            subscription = state.things.updates.sink { [weak self] in self?.publish($0.payload as? JournalEntry, index: index) }
+            subscription = state.things.updates.sink { [weak self] in self?.publish($0.payload, index: index) }
         case .posts:
             subscription = state.postsEvents.sink { [weak self] in self?.publish($0, index: index) }
         case .history:

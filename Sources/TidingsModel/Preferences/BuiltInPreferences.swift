@@ -6,7 +6,7 @@ public import OpenCombine
 ///
 /// ```swift
 /// let builtIn = BuiltInPreferences(store: store)
-/// builtIn.age = 6                       // validated, written through, announced
+/// builtIn.age = 6                       // proposed: validated, written through, announced
 /// builtIn.preferences.declarations      // the list the server serves
 /// ```
 @MainActor
@@ -23,7 +23,7 @@ public final class BuiltInPreferences: PreferencesBacked, @preconcurrency Observ
     private let store: any KeyValueStore
 
     /// The container behind the properties above, created on first use from their declarations.
-    public private(set) lazy var preferences: Preferences = Preferences.declared(by: self, store: store)
+    public private(set) lazy var preferences: Preferences<Never> = .declared(by: self, store: store)
 
     /// The container's publisher. Declared explicitly: OpenCombine would otherwise synthesise
     /// a fresh, unconnected publisher on every access for a class without `@Published` fields.

@@ -14,7 +14,7 @@ final class AppSettings: PreferencesBacked {
     @CloudStorage("speed") var speed = 0.0
 
     private let store: any KeyValueStore
-    private(set) lazy var preferences: Preferences = Preferences.declared(by: self, store: store)
+    private(set) lazy var preferences: Preferences<Never> = .declared(by: self, store: store)
 
     init(store: any KeyValueStore) { self.store = store }
 }
