@@ -156,7 +156,7 @@ let package = Package(
         .testTarget(name: "TidingsModelTests", dependencies: ["TidingsModel", "Observing", .product(name: "OpenCombine", package: "OpenCombine")]),
         // The API's logic in-process: the change path, the write pipeline; no binary, no port.
         .testTarget(name: "TidingsAPITests", dependencies: [
-            "TidingsAPI", "TidingsModel", "TidingsStore", "Observing", "EventHTTP", "TestFixtures",
+            "TidingsAPI", "TidingsModel", "TidingsStore", "Observing", "EventHTTP", "TestFixtures", "TidingsTesting",
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "Logging", package: "swift-log"),
@@ -164,6 +164,14 @@ let package = Package(
         // Throwaway PostgreSQL clusters and nginx balancers for tests (Foundation only, no XCTest):
         // any test target may depend on it.
         .target(name: "TestFixtures", path: "Tests/TestFixtures"),
+        // The tests' one API to a Tidings server with two transports: in-process through the real
+        // application, router and middleware over a SQLite file (no socket), and live (TestFixtures'
+        // launcher and client). Links the server's modules, so only test targets depend on it.
+        .target(name: "TidingsTesting", dependencies: [
+            "TidingsAPI", "EventHTTP", "TestFixtures", "CZlib",
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/TidingsTesting"),
         .testTarget(name: "TestFixturesTests", dependencies: ["TestFixtures"]),
         // PostgresStore against a real PostgreSQL started by the test.
         .testTarget(
@@ -174,7 +182,7 @@ let package = Package(
             ]
         ),
         // Starts the real `tidings` binary on an ephemeral port and talks real HTTP to it.
-        .testTarget(name: "EndToEndTests", dependencies: ["tidings", "TestFixtures", "CZlib", "CBrotli"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["tidings", "TestFixtures", "TidingsTesting", "CZlib", "CBrotli"]),
         // The client against the real `tidings` and `tidings-client` binaries on loopback.
         .testTarget(
             name: "TidingsClientTests",

@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// openapi.yaml "Access": `--api-token`, `--read-token`, the order of checks, and that no token

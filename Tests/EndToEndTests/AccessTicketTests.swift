@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// Single-use stream tickets (`POST /stream-tickets`, `?ticket=`) against the real server.

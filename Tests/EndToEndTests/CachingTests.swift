@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// API.md "Caching and compression" on the real binary over real sockets: a validator on every
 /// `GET` and `304` for it (weak comparison, lists, `*`), `If-Match` and `If-Modified-Since` on

@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// A server full of streams (`--max-streams`) on the real binary: streams over the budget get

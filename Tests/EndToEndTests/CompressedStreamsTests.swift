@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// API.md "Caching and compression", event streams: what only gzip streams have. Each event is
 /// deflated once and shared by every gzip subscriber (counted in `/metrics`), each event decodes

@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// `--cors-origin`: headers for allowed origins only, preflight, event-stream heads, and

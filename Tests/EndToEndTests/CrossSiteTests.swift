@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// A server without `--api-token` (the default) cannot be written to by other sites' pages, and

@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// Request framing, on raw sockets against the real binary: an ambiguous request is a 400

@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// Every rule of `StreamsTests` again, on streams whose requests say `Accept-Encoding: gzip`:

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// `GET /metrics`: Prometheus text whose counters, histograms and gauges move with traffic.
 final class MetricsTests: XCTestCase {

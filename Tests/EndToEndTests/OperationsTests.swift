@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// The real binary: listening line, operational endpoints, flags/env, graceful signals.
 final class OperationsTests: XCTestCase {

@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// Several instances on one PostgreSQL (openapi.yaml, Several instances), end to end: a throwaway

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// A `posts` event does not make the loop re-parse the whole stored document: this instance's
 /// own documents are recognised by their fetch time (read from the document's front), and

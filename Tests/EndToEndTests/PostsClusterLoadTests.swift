@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// One upstream fetch at a time for the whole cluster: a load started on one instance — a first

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// `posts` events on `/posts/events` and `/events`: one per change a client cares about, none
 /// for a 304 or an identical body, ids that are revisions, in the order the states happened.

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// A bad upstream: each failure kind has its own message, the last good posts are kept and
 /// served, and automatic retries back off exponentially.

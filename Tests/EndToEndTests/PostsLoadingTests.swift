@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// The posts feed against a real upstream on loopback: one load however many readers, `?wait=`,
 /// single posts, refresh joining, cancel, a responsive loop while the upstream hangs, and the

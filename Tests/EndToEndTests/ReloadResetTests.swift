@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// An instance that falls behind a pruned history — it was stopped while another instance on the

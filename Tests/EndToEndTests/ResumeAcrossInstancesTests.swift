@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// An event id one instance gave resumes on another right away: the other instance waits
 /// (at most 1 s) for the change its store already committed, instead of answering `reset` and a

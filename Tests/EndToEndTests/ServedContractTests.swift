@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// openapi.yaml `GET /openapi.yaml` and `GET /preferences/schema`: the contract and the declarations a
 /// running server serves follow its declarations, and the repository's openapi.yaml is exactly

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// Several processes on one data directory (openapi.yaml, Several instances): writers on both, a
 /// stream on each; nothing crashes, every acknowledged write is stored once, and every stream

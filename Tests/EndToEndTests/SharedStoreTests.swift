@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// The `@CloudStorage` idea in the server: two instances sharing one data directory. What one
 /// commits reaches the other's per-key subjects — its reads, its streams, its revision — as if

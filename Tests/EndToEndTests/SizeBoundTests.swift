@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// Sizes counted so a client cannot grow them: things in Unicode scalars after NFC, string
 /// preferences without a `maxLength`, the keys a PATCH may name (measured: `/healthz` stays

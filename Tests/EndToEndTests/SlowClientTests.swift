@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// Slow and greedy clients against the real binary: a request head has a deadline from its

@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// The SQLite and the PostgreSQL store decide "no change" the same way: by the bytes of the

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsTesting
 
 /// Unicode work on client text stays bounded and off the loop's critical path: text is bounded
 /// before it is normalised, runs of combining marks longer than 30 (Unicode's stream-safe limit)

@@ -5,9 +5,9 @@ import HTTPTypes
 public enum InProcessAnswer: Sendable {
     /// An answer, after the route's and the router's middleware (as it would be written).
     case response(Response)
-    /// The route turned the request into an event stream (the hand-off a socket would get;
-    /// `startEventStream` returned nil to the route, as for a client already gone).
-    case eventStream(retryMilliseconds: Int, conflate: Bool)
+    /// The route turned the request into an event stream: its head and every frame the route
+    /// writes from now on are recorded there (see `InProcessStream`).
+    case eventStream(InProcessStream)
 
     /// The response, or nil for an event stream.
     public var response: Response? {
@@ -50,6 +50,37 @@ final class InProcessExchange: @unchecked Sendable {
         }
         continuation?.resume(returning: answer)
         continuation = nil
+    }
+
+    /// The route starts an event stream: answered with the stream's head (after the
+    /// middleware, as a socket would get it), its body recorded from the `retry:` line on.
+    /// A HEAD gets the head and no stream, as over a socket.
+    func startEventStream(retryMilliseconds: Int?, conflate: Bool, request routed: Request) -> EventStream? {
+        dispatchPrecondition(condition: .onQueue(.main))
+        guard !isCompleted else { return nil }
+        var head = Response(status: .ok, headers: EventStream.headHeaders)
+        if routed.method == .head {
+            answer(.response(head), request: routed)
+            return nil
+        }
+        router.finish(routed, &head)
+        head.headers = head.allHeaders
+        head.addedFields = []
+        let server = router.owner
+        let retryMilliseconds = server?.jitteredRetry(around: retryMilliseconds) ?? retryMilliseconds ?? 3_000
+        let recorder = InProcessStream(head: head, retryMilliseconds: retryMilliseconds,
+                                       conflates: conflate || conflates, router: router)
+        let stream = EventStream(recording: recorder, server: server)
+        recorder.stream = stream
+        router.inProcessStreams[ObjectIdentifier(recorder)] = recorder
+        if let padding = server?.configuration.streamPadding, padding > 0 {
+            recorder.append(ServerSentEvent.padding(bytes: padding))
+        }
+        recorder.append(ServerSentEvent.retry(milliseconds: retryMilliseconds))
+        isCompleted = true
+        continuation?.resume(returning: .eventStream(recorder))
+        continuation = nil
+        return stream
     }
 }
 

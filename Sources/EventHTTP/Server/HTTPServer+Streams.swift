@@ -47,7 +47,11 @@ extension HTTPServer {
     /// While gzip streams are open the frame travels with a `SharedPiece`: the first worker with
     /// a gzip follower deflates it, once, for every gzip follower on every worker.
     public func broadcast(_ frame: [UInt8], topic: Int, order: UInt64, conflationKey: String? = nil) {
-        guard let dispatch, !frame.isEmpty else { return }
+        guard !frame.isEmpty else { return }
+        if !router.inProcessStreams.isEmpty {
+            for stream in Array(router.inProcessStreams.values) { stream.take(frame, topic: topic, order: order) }
+        }
+        guard let dispatch else { return }
         let shared = gzipStreamCount > 0 ? SharedPiece(frame) : nil
         dispatch.enqueueAll(.broadcast(topic: topic, frame: frame, order: order, key: conflationKey, shared: shared))
     }

@@ -73,6 +73,7 @@ public final class HTTPServer {
         self.logger = logger
         bodyBudget = BodyBudget(limit: configuration.maxBufferedBodyBytes)
         scratch = evbuffer_new()
+        router.owner = self
     }
 
     deinit {

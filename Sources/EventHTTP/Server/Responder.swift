@@ -89,9 +89,7 @@ public final class Responder: @unchecked Sendable {
     /// needs), the client is gone, or the request was already answered. Call on the loop thread.
     public func startEventStream(retryMilliseconds: Int? = nil, conflate: Bool = false) -> EventStream? {
         if let inProcess {
-            inProcess.answer(.eventStream(retryMilliseconds: retryMilliseconds ?? 3_000, conflate: conflate || inProcess.conflates),
-                             request: request)
-            return nil
+            return inProcess.startEventStream(retryMilliseconds: retryMilliseconds, conflate: conflate, request: request)
         }
         guard let server else { return nil }
         precondition(server.loop.isOnLoopThread, "startEventStream off the loop thread")

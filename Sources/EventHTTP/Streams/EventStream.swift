@@ -1,3 +1,4 @@
+import Dispatch
 import HTTPTypes
 
 /// An open Server-Sent-Events response. Obtain one from `Responder.startEventStream()`.
@@ -30,7 +31,10 @@ public final class EventStream: @unchecked Sendable {
 
     let id: Int
     let workerIndex: Int
-    let remote: WorkerStream
+    /// The worker's side of the stream (nil in-process).
+    let remote: WorkerStream?
+    /// In-process (`Router.respond(to:)`): where the frames are recorded instead of a worker.
+    let recorder: InProcessStream?
     private weak var server: HTTPServer?
     /// On a conflating stream: the key of a frame sent without one (nil: not conflated).
     private let keyOf: (([UInt8]) -> String?)?
@@ -53,7 +57,7 @@ public final class EventStream: @unchecked Sendable {
     /// The server the stream belongs to, for `HTTPServer.broadcast` (nil once it is gone).
     public var owner: HTTPServer? { server }
     /// Whether the stream conflates instead of cutting a slow client off.
-    public var conflates: Bool { remote.conflates }
+    public var conflates: Bool { remote?.conflates ?? recorder?.conflates ?? false }
 
     init(id: Int, workerIndex: Int, remote: WorkerStream, server: HTTPServer, keyOf: (([UInt8]) -> String?)?) {
         self.id = id
@@ -61,13 +65,24 @@ public final class EventStream: @unchecked Sendable {
         self.remote = remote
         self.server = server
         self.keyOf = keyOf
+        recorder = nil
+    }
+
+    /// A stream of the in-process router, recorded by `recorder` (see `InProcessStream`).
+    init(recording recorder: InProcessStream, server: HTTPServer?) {
+        id = -1
+        workerIndex = -1
+        remote = nil
+        self.recorder = recorder
+        self.server = server
+        keyOf = nil
     }
 
     /// Sends one pre-encoded frame. Returns false when the stream is closed or ending. A slow
     /// client is cut off by its worker a moment later (`onClose` then fires).
     @discardableResult
     public func send(_ frame: [UInt8]) -> Bool {
-        let key = remote.conflates ? keyOf?(frame) : nil
+        let key = conflates ? keyOf?(frame) : nil
         return forward(frame, key: key, live: true)
     }
 
@@ -75,7 +90,7 @@ public final class EventStream: @unchecked Sendable {
     /// replaces the queued older frame with the same key. On other streams, like `send(_:)`.
     @discardableResult
     public func send(_ frame: [UInt8], conflationKey: String) -> Bool {
-        forward(frame, key: remote.conflates ? conflationKey : nil, live: true)
+        forward(frame, key: conflates ? conflationKey : nil, live: true)
     }
 
     /// Sends a comment line (`: text`).
@@ -90,7 +105,19 @@ public final class EventStream: @unchecked Sendable {
     /// kernel; not at all if the stream closes first.
     public func sendPaced(_ chunks: [[UInt8]], completion: (() -> Void)? = nil) {
         server?.loop.checkConfined("EventStream.sendPaced")
-        guard isOpen, !endRequested, let dispatch = server?.dispatch else { return }
+        guard isOpen, !endRequested else { return }
+        if let recorder {
+            chunks.forEach(recorder.append)
+            // Later, as a worker reports its marker: the caller finishes its turn first.
+            if let completion {
+                nextMarker += 1
+                completions[nextMarker] = completion
+                let marker = nextMarker
+                DispatchQueue.main.async { [self] in markerReached(marker) }
+            }
+            return
+        }
+        guard let remote, let dispatch = server?.dispatch else { return }
         dispatch.enqueue(.paced(remote, bytes: chunks.reduce(0) { $0 + $1.count }), to: workerIndex)
         for chunk in chunks where !chunk.isEmpty {
             dispatch.enqueue(.frame(remote, chunk, key: nil, live: false), to: workerIndex)
@@ -108,7 +135,9 @@ public final class EventStream: @unchecked Sendable {
     /// one this stream took, starting from `order`. So a frame reaching a stream through two
     /// topics goes out once, and nothing at or before `order` (a snapshot's revision) repeats.
     public func follow(_ topics: [Int], after order: UInt64) {
-        guard isOpen, !endRequested, let dispatch = server?.dispatch else { return }
+        guard isOpen, !endRequested else { return }
+        if let recorder { return recorder.follow(topics, after: order) }
+        guard let remote, let dispatch = server?.dispatch else { return }
         dispatch.enqueue(.follow(remote, topics: topics, after: order), to: workerIndex)
     }
 
@@ -122,7 +151,16 @@ public final class EventStream: @unchecked Sendable {
     /// it reconnects (a `retry:` line; nil sends none).
     public func end(retryMilliseconds: Int?) {
         server?.loop.checkConfined("EventStream.end")
-        guard isOpen, !endRequested, let dispatch = server?.dispatch else { return }
+        guard isOpen, !endRequested else { return }
+        if let recorder {
+            if let retryMilliseconds { recorder.append(ServerSentEvent.retry(milliseconds: retryMilliseconds)) }
+            endRequested = true
+            recorder.finish()
+            // Later, as a worker reports the close.
+            DispatchQueue.main.async { [self] in stop() }
+            return
+        }
+        guard let remote, let dispatch = server?.dispatch else { return }
         if let retryMilliseconds {
             dispatch.enqueue(.frame(remote, ServerSentEvent.retry(milliseconds: retryMilliseconds), key: nil, live: false),
                              to: workerIndex)
@@ -133,7 +171,12 @@ public final class EventStream: @unchecked Sendable {
 
     private func forward(_ frame: [UInt8], key: String?, live: Bool) -> Bool {
         server?.loop.checkConfined("EventStream.send")
-        guard isOpen, !endRequested, let dispatch = server?.dispatch else { return false }
+        guard isOpen, !endRequested else { return false }
+        if let recorder {
+            recorder.append(frame)
+            return true
+        }
+        guard let remote, let dispatch = server?.dispatch else { return false }
         dispatch.enqueue(.frame(remote, frame, key: key, live: live), to: workerIndex)
         return true
     }

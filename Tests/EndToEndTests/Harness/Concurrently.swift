@@ -1,4 +1,5 @@
 import Foundation
+import TidingsTesting
 
 /// Runs `body(index)` on `count` real threads at once (not a GCD pool, which would cap them at
 /// the core count while they block on sockets) and returns when every one has finished.

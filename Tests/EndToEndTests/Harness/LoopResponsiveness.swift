@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// `/healthz` latencies measured on one keep-alive connection while an attack runs: how a test

@@ -1,4 +1,5 @@
 import CBrotli
+import TidingsTesting
 
 /// A real Brotli decoder (Google's libbrotlidec) for `br` answers.
 enum BrotliDecoder {

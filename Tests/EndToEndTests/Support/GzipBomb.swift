@@ -1,3 +1,4 @@
+import TidingsTesting
 /// A gzip member whose deflate stream is one fixed-Huffman block: `[`, a space, then
 /// back-references of 258 bytes at distance 1 (13 bits each), then `]`. So `inflated` bytes of
 /// valid JSON cost about `inflated / 160` bytes on the wire. The CRC is not computed (zero): a

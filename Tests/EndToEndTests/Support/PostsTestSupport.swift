@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import XCTest
 
 /// Shared bits of the posts tests: a feed with an integer and a string id (and extra fields),

@@ -1,5 +1,6 @@
 import Foundation
 import TestFixtures
+import TidingsTesting
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,15 +1,15 @@
-import CZlib
+internal import CZlib
 
 /// A real gzip decoder (the system zlib's inflate), fed bytes as they arrive: what a browser or
 /// `curl --compressed` does with a gzip answer or event stream. `feed` returns what the bytes
 /// so far decode to; `finished` is true once the member's trailer was read and checked (zlib
 /// verifies CRC-32 and length).
-final class GzipDecoder {
+public final class GzipDecoder {
     private var stream = z_stream()
-    private(set) var finished = false
-    private(set) var failed = false
+    public private(set) var finished = false
+    public private(set) var failed = false
 
-    init() {
+    public init() {
         // 15 + 16: a gzip wrapper, not zlib's.
         precondition(inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK)
     }
@@ -17,7 +17,7 @@ final class GzipDecoder {
     deinit { inflateEnd(&stream) }
 
     /// Decodes `bytes`; throws once the input is not gzip.
-    func feed(_ bytes: [UInt8]) throws -> [UInt8] {
+    public func feed(_ bytes: [UInt8]) throws -> [UInt8] {
         guard !bytes.isEmpty, !finished else { return [] }
         var output: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
@@ -44,7 +44,7 @@ final class GzipDecoder {
     }
 
     /// A whole gzip body, decoded; throws unless it is exactly one complete member.
-    static func decode(_ bytes: [UInt8]) throws -> [UInt8] {
+    public static func decode(_ bytes: [UInt8]) throws -> [UInt8] {
         let decoder = GzipDecoder()
         let output = try decoder.feed(bytes)
         guard decoder.finished else { throw GzipDecoderError.truncated }
@@ -52,4 +52,4 @@ final class GzipDecoder {
     }
 }
 
-enum GzipDecoderError: Error { case corrupt(Int32), truncated }
+public enum GzipDecoderError: Error { case corrupt(Int32), truncated }
