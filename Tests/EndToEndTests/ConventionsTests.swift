@@ -80,5 +80,4 @@ final class ConventionsTests: XCTestCase {
         }
         XCTAssertEqual(try server.get("/healthz").status, 200)
     }
-
 }
