@@ -41,8 +41,8 @@ struct TidingsClientCommand: AsyncParsableCommand {
 
 /// The options every subcommand takes (they may come before the subcommand's name).
 struct ServerOptions: ParsableArguments {
-    @Option(help: "The server, e.g. http://127.0.0.1:8080.")
-    var url: String
+    @Option(help: "The server (default: $TIDINGS_URL, else http://127.0.0.1:8080, where `tidings` listens by default).")
+    var url: String = ProcessInfo.processInfo.environment["TIDINGS_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? "http://127.0.0.1:8080"
 
     @Option(help: "Bearer token (default: $TIDINGS_TOKEN).")
     var token: String?
@@ -53,7 +53,7 @@ struct ServerOptions: ParsableArguments {
     func validate() throws {
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
               parsed.host != nil else {
-            throw ValidationError("--url must be an http or https URL, like http://127.0.0.1:8080")
+            throw ValidationError("--url (or $TIDINGS_URL) must be an http or https URL, like http://127.0.0.1:8080, not '\(url)'")
         }
     }
 

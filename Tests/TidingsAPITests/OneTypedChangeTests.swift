@@ -98,6 +98,21 @@ final class OneTypedChangeTests: XCTestCase {
         XCTAssertEqual(state.preferences.value(forKey: "age"), .integer(5))
     }
 
+    func testARollbackChecksEachPastValueOnce() async throws {
+        let first = try await response(.put, "/preferences/age", body: #"{"value":7}"#)
+        XCTAssertEqual(first.status, .ok)
+        let target = state.revision
+        let second = try await response(.put, "/preferences/age", body: #"{"value":8}"#)
+        XCTAssertEqual(second.status, .ok)
+        let cost = try await work {
+            let rolledBack = try await response(.post, "/preferences/rollback", body: #"{"revision":\#(target),"keys":["age"]}"#)
+            XCTAssertEqual(rolledBack.status, .ok)
+        }
+        XCTAssertEqual(state.preferences.value(forKey: "age"), .integer(7))
+        XCTAssertEqual(cost.decodes, 1, "the past value, decoded from the history once")
+        XCTAssertEqual(cost.checks, 1, "and checked once (before: twice, again when applied)")
+    }
+
     func testSubjectsCarryTheEncodedEventTyped() async throws {
         var preferenceEvents: [JournalEntry] = []
         var thingEvents: [JournalEntry] = []

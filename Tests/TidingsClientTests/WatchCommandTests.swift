@@ -63,6 +63,11 @@ final class WatchCommandTests: XCTestCase {
         let notJSON = try run(["--url", url, "set", "age", "six"])
         XCTAssertNotEqual(notJSON.0, 0)
         XCTAssertTrue(notJSON.2.contains("JSON"), notJSON.2)
+        // Without --url: $TIDINGS_URL (else the server's default address, 127.0.0.1:8080).
+        XCTAssertEqual(try run(["get", "age"], environment: ["TIDINGS_URL": url]).1, "5\n")
+        let badVariable = try run(["get", "age"], environment: ["TIDINGS_URL": "ftp://x"])
+        XCTAssertEqual(badVariable.0, 64)
+        XCTAssertTrue(badVariable.2.contains("TIDINGS_URL") && badVariable.2.contains("ftp://x"), badVariable.2)
     }
 
     func testWatchPrintsTheCurrentValuesThenEachChangeAcrossARestart() throws {

@@ -15,6 +15,7 @@ public typealias RouteHandler = (Request, Responder) throws -> Void
 /// `Allow`, all as problem details.
 ///
 /// Loop-thread confined: register routes before `HTTPServer.start()` or on the loop thread.
+/// Here: registration and matching; running a request through it: `Router+Dispatch`.
 ///
 /// ```swift
 /// router.get("/preferences/{key}") { request, responder in
@@ -39,7 +40,7 @@ public final class Router {
     /// a parameter) takes the tree, which gives the same node.
     private var staticRoutes: [String: Node] = [:]
     /// Router-wide middleware, in the order added.
-    private var middleware: [any Middleware] = []
+    private(set) var middleware: [any Middleware] = []
     /// Every group's middleware list; a route names its group's by index (0: no group).
     private(set) var chains: [[any Middleware]] = [[]]
     /// The server this router belongs to (set by `HTTPServer.init`): the owner of streams a
@@ -200,81 +201,5 @@ public final class Router {
         if parts.first?.isEmpty == true { parts.removeFirst() }
         if parts.count == 1 && parts[0].isEmpty { return [] }
         return parts
-    }
-
-    /// Runs filters, routing, and the built-in answers for one request. `bodyLimitExceeded`
-    /// (the limit, when the body is over it) is answered 413 once the route was found and the
-    /// request filters passed, so 404/405 and credential answers come first.
-    func handle(_ request: Request, _ responder: Responder, bodyLimitExceeded: Int? = nil) {
-        var request = request
-        let found = match(request.method, path: request.path)
-        switch found {
-        case .handler(_, let routing, let chain), .options(_, let routing, let chain):
-            request.routing = routing
-            request.chain = chain
-        case .methodNotAllowed(_, let routing):
-            request.routing = routing
-        case .notFound:
-            break
-        }
-        responder.request = request
-        switch found {
-        case .handler, .options: if intercept(request, responder) { return }
-        case .methodNotAllowed, .notFound: break
-        }
-        if let limit = bodyLimitExceeded, case .handler = found {
-            responder.send(.problem(status: .contentTooLarge, detail: "The request body is larger than \(limit) bytes."))
-            return
-        }
-        switch found {
-        case .handler(let handler, _, _):
-            do {
-                try handler(request, responder)
-            } catch {
-                if !responder.isCompleted { responder.send(.error(error)) }
-            }
-        case .options(let allow, _, _):
-            responder.send(Response(status: .noContent, headers: [.allow: allow]))
-        case .methodNotAllowed(let allow, _):
-            responder.send(.problem(status: .methodNotAllowed, detail: "\(request.method.rawValue) is not allowed here; allowed: \(allow).",
-                                    headers: [.allow: allow]))
-        case .notFound:
-            responder.send(.problem(status: .notFound, detail: "No resource at \(Self.printable(request.path))."))
-        }
-    }
-
-    /// Runs the router's, then the route group's middleware; true when one of them answered.
-    private func intercept(_ request: Request, _ responder: Responder) -> Bool {
-        // By index: `for step in` copies each existential out of the array first.
-        for index in middleware.indices {
-            if let response = middleware[index].intercept(request) {
-                responder.send(response)
-                return true
-            }
-        }
-        guard request.chain != 0 else { return false }
-        let chain = chains[request.chain]
-        for index in chain.indices {
-            if let response = chain[index].intercept(request) {
-                responder.send(response)
-                return true
-            }
-        }
-        return false
-    }
-
-    /// Runs the `finish` step of the route group's, then the router's middleware on an answer
-    /// about to be sent.
-    func finish(_ request: Request, _ response: inout Response) {
-        if request.chain != 0 {
-            let chain = chains[request.chain]
-            for index in chain.indices { chain[index].finish(request, &response) }
-        }
-        for index in middleware.indices { middleware[index].finish(request, &response) }
-    }
-
-    /// The path as text safe to echo in a problem's detail (bounded length).
-    private static func printable(_ path: String) -> String {
-        path.count > 200 ? String(path.prefix(200)) + "…" : path
     }
 }

@@ -9,6 +9,9 @@ import Foundation
 /// events, the heartbeat — belongs to the worker's thread. `@unchecked Sendable` for that
 /// reason: other threads only call `post` and `stopAndJoin`, which go through `loop.execute`;
 /// the members that touch the worker's state check it (`loop.checkConfined`).
+///
+/// Here: its state, its thread, and applying commands. Its clocks: `StreamWorker+Heartbeat`;
+/// its thread's priority and CPU: `StreamWorker+Placement`.
 final class StreamWorker: @unchecked Sendable {
     /// iovecs per `sendmsg` (well under IOV_MAX).
     static let maxPieces = 192
@@ -29,7 +32,7 @@ final class StreamWorker: @unchecked Sendable {
     private var started = false
 
     // Worker thread only.
-    private var streams: [Int: WorkerStream] = [:]
+    private(set) var streams: [Int: WorkerStream] = [:]
     /// Streams following each broadcast topic, by stream id (`WorkerCommand.follow`).
     private var followers: [Int: [Int: WorkerStream]] = [:]
     private var dirty: [WorkerStream] = []
@@ -208,87 +211,5 @@ final class StreamWorker: @unchecked Sendable {
             if followers[topic]?.isEmpty == true { followers.removeValue(forKey: topic) }
         }
         stream.topics = []
-    }
-
-    private static let keepAlive = ServerSentEvent.comment("keep-alive")
-
-    /// Closes every stream whose paced output (a snapshot, a replay page) has waited past its
-    /// deadline: a client reading it at a trickle never stalls completely, so the heartbeat's
-    /// stall rule below would keep it open. A conflating stream is kept (it is for slow readers).
-    private func closeLateCatchUps() {
-        loop.checkConfined("StreamWorker.closeLateCatchUps")
-        let now = ContinuousClock.now
-        for stream in Array(streams.values) where !stream.closed && !stream.conflates && stream.catchUp.isLate(at: now) {
-            stream.close(clean: false)
-        }
-    }
-
-    /// A comment on every idle stream (a busy one has traffic already).
-    /// Heartbeats in a row a stream may go with output waiting and its socket taking nothing.
-    static let stalledBeatsLimit = 4
-
-    private func beat() {
-        loop.checkConfined("StreamWorker.beat")
-        // A client that stopped reading altogether: it took nothing off the wire for several
-        // heartbeats while output waits for it, in our queue (a large snapshot, which the live
-        // bound does not count) or in the kernel's (a snapshot small enough, deflated, to fit
-        // the socket's buffers: the queue is then empty, but the client still reads nothing).
-        // Closed, so it neither holds that output nor its connection for as long as it likes.
-        // A conflating stream is kept: it is for clients that read slowly, and holds one frame per key.
-        for stream in Array(streams.values) where !stream.closed && !stream.conflates {
-            let taken = stream.takenByClient
-            let waiting = stream.waitingForWritable || stream.kernelUnsent > 0
-            if waiting && taken == stream.takenAtLastBeat {
-                stream.stalledBeats += 1
-                if stream.stalledBeats >= Self.stalledBeatsLimit { stream.close(clean: false); continue }
-            } else {
-                stream.stalledBeats = 0
-            }
-            stream.takenAtLastBeat = taken
-        }
-        for stream in streams.values where stream.isIdle {
-            if stream.gzip {
-                // The same piece for every gzip stream (it never changes).
-                guard let piece = KeepAlivePiece.piece else { continue }
-                stream.enqueue(piece: piece, key: nil, live: false)
-            } else {
-                stream.enqueue(Self.keepAlive, key: nil, live: false)
-            }
-            stream.flush()
-        }
-    }
-}
-
-/// The worker thread's place on the machine: below the request loop, and off its CPU.
-extension StreamWorker {
-    /// Lowers the calling thread's scheduling priority by `increment` nice levels (Linux nice
-    /// values are per thread). Unprivileged: a thread may always lower its own priority. Left
-    /// as it is when the kernel refuses (the fan-out then competes with the loop as an equal).
-    static func lowerThreadPriority(by increment: Int32) {
-        let thread = id_t(tidings_gettid())
-        // getpriority may return -1 as a priority: errno tells, so it is cleared first.
-        errno = 0
-        let current = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread)
-        if current == -1, SystemError.last("getpriority").code != 0 { return }
-        syscall("setpriority", tolerating: "the thread keeps the loop's priority") {
-            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, current + increment)
-        }
-    }
-
-    /// Keeps the calling thread (one of `workers` stream workers) off the lowest-numbered CPU it
-    /// may run on, when it may run on more than `workers` CPUs: that CPU is left to the request
-    /// loop. Nothing changes when the kernel refuses.
-    static func avoidFirstCPU(workers: Int) {
-        var mask = [UInt](repeating: 0, count: 16)
-        let wordBits = UInt.bitWidth
-        guard let size = try? syscall("sched_getaffinity", {
-            tidings_sched_getaffinity(mask.count * MemoryLayout<UInt>.size, &mask)
-        }), size > 0 else { return }
-        let bits = (0..<(Int(size) * 8)).filter { mask[$0 / wordBits] & (1 << UInt($0 % wordBits)) != 0 }
-        guard bits.count >= 2, workers < bits.count, let first = bits.first else { return }
-        mask[first / wordBits] &= ~(1 << UInt(first % wordBits))
-        syscall("sched_setaffinity", tolerating: "the worker may then share the loop's CPU") {
-            tidings_sched_setaffinity(Int(size), &mask)
-        }
     }
 }

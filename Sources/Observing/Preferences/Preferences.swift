@@ -148,7 +148,15 @@ public final class Preferences<Payload: Sendable>: @preconcurrency ObservableObj
     /// Returns false (nothing announced) for an undeclared key or a change already received.
     @discardableResult
     public func receive(_ change: PreferenceChange<Payload>) -> Bool {
-        !receive(CollectionOfOne(change)).isEmpty
+        // The server's path, once per revision: the batch's rules without building a batch.
+        guard let position = index(ofKey: change.key),
+              current[position] != change.value || revisions[position] != change.revision else { return false }
+        objectWillChange.send()
+        current[position] = change.value
+        revisions[position] = change.revision
+        subjects[position].send(change)
+        changedKeySubject.send(change.key)
+        return true
     }
 
     /// Applies changes that are already durable (the server's one change path, another

@@ -39,16 +39,9 @@ final class TidingsState {
     private(set) var thingsRevision: UInt64
     /// The stored posts document (what `posts` events carry) and its revision.
     private(set) var posts: StoredPosts?
-    /// The `GET /posts` body before any posts document was stored (set by the posts feed).
-    var idlePostsJSON: () -> String = { #"{"state":"idle","posts":[],"fetchedAt":null,"error":null,"source":null}"# }
-    /// Whether a stored posts document is of this server's feed (set by the posts feed): one
-    /// stored under another `--feed-url` before a restart is not shown as this feed's.
-    var isThisFeedsDocument: (String) -> Bool = { _ in true }
-    /// The stored posts document when it is this feed's.
-    var postsDocumentOfThisFeed: String? {
-        guard let document = posts?.document, isThisFeedsDocument(document) else { return nil }
-        return document
-    }
+    /// The posts feed's URL (set by the posts feed): a stored document fetched from another
+    /// source is not this feed's (`TidingsState+Posts.swift`).
+    var postsSource: FeedSource?
     /// `posts` events, in revision order (the feed's own subject: posts are one document).
     let postsEvents = PassthroughSubject<JournalEntry, Never>()
     /// Every applied change of a preference or the thing list, for the audit stream (History/).

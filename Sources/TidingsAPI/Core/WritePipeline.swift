@@ -19,8 +19,12 @@ enum WriteRequest: Sendable {
     /// A rollback (History/): operations already made from the history, each setting a key or
     /// the list to its past value (the store skips what is already there); `ifRevision`: the
     /// global revisions `If-Match` accepts.
-    case rollback([WriteOperation], ifRevision: Set<UInt64>?)
+    case rollback([RollbackOperation], ifRevision: Set<UInt64>?)
 }
+
+/// One operation of a rollback, with the preference value it sets, already checked (nil for
+/// the thing list).
+typealias RollbackOperation = (operation: WriteOperation, value: PreferenceValue?)
 
 /// What a committed write did. Records are read from ``TidingsState`` afterwards.
 enum WriteOutcome: Sendable, Equatable {
@@ -197,10 +201,9 @@ final class WritePipeline {
         case let .setPosts(document):
             return .success(PlannedWrite(write: StoreWrite([.setPosts(document)]), values: [nil]))
         case let .rollback(operations, ifRevision):
-            var write = StoreWrite(operations)
+            var write = StoreWrite(operations.map(\.operation))
             write.expectedGlobalRevisions = ifRevision
-            // Values read from the history: the changes are typed as they come back.
-            return .success(PlannedWrite(write: write, values: []))
+            return .success(PlannedWrite(write: write, values: operations.map(\.value)))
         }
     }
 

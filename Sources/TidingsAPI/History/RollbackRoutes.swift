@@ -48,11 +48,11 @@ struct RollbackRoutes {
                 keys.map { key in
                     let declaration = state.preferences.declaration(forKey: key)!
                     let defaultJSON = EventFrame.json(declaration.defaultValue)
-                    // A value that no longer fits the declaration goes back to the default.
-                    let json = past.preferences[key]?.json.flatMap {
-                        TidingsState.preferenceValue(json: $0, declaration: declaration).map { EventFrame.json($0) }
-                    }
-                    return WriteOperation.setPreference(key: key, json: json, defaultJSON: defaultJSON)
+                    // Read from the history (outside input): decoded and checked here, once; a
+                    // value that no longer fits the declaration goes back to the default.
+                    let value = past.preferences[key]?.json.flatMap { TidingsState.preferenceValue(json: $0, declaration: declaration) }
+                    let operation = WriteOperation.setPreference(key: key, json: value.map { EventFrame.json($0) }, defaultJSON: defaultJSON)
+                    return (operation, value ?? declaration.defaultValue)
                 }
             } submit: { operations, completion in
                 writes.submit(.rollback(operations, ifRevision: ifMatch), author: author, completion: completion)
@@ -63,7 +63,7 @@ struct RollbackRoutes {
             let author = try author(request, revision: body.revision)
             let ifMatch = globalIfMatch(request)
             rollback(to: body.revision, responder: responder) { past in
-                [.replaceThings(past.things)]
+                [(.replaceThings(past.things), nil)]
             } submit: { operations, completion in
                 writes.submit(.rollback(operations, ifRevision: ifMatch), author: author, completion: completion)
             }
@@ -88,8 +88,8 @@ struct RollbackRoutes {
     }
 
     private func rollback(to revision: UInt64, responder: Responder,
-                          plan: @escaping @MainActor (HistoricalState) -> [WriteOperation],
-                          submit: @escaping @MainActor ([WriteOperation], @escaping WritePipeline.Completion) -> Void) {
+                          plan: @escaping @MainActor (HistoricalState) -> [RollbackOperation],
+                          submit: @escaping @MainActor ([RollbackOperation], @escaping WritePipeline.Completion) -> Void) {
         Task { @MainActor in
             let past: HistoricalState
             do {

@@ -21,21 +21,21 @@ struct PostsRoutes {
         router.get("/posts") { request, responder in
             let wait = try Self.waitSeconds(request)
             feed.fetchIfNeeded()
-            feed.answerWhenSettled(responder, within: Double(wait ?? 0))
+            feed.answer(responder, within: Double(wait ?? 0))
         }
         router.get("/posts/{id}") { request, responder in
             // A lookup reads what is loaded; it never starts a load (openapi.yaml).
             let id = request.parameters["id"] ?? ""
             guard let post = feed.post(id: id) else {
-                throw Problems.notFound(feed.current.lastGood == nil
-                    ? "No posts are loaded yet (the feed is \(feed.current.phase.rawValue)), so there is no post '\(id)'."
+                throw Problems.notFound(!feed.holdsPosts
+                    ? "No posts are loaded yet (the feed is \(feed.phase.rawValue)), so there is no post '\(id)'."
                     : "There is no post with id '\(id)'.")
             }
             responder.send(.json(post))
         }
         router.post("/posts/refresh") { _, responder in
             feed.refresh()
-            responder.send(feed.response(status: .accepted))
+            feed.answer(responder, status: .accepted)
         }
         router.post("/posts/cancel") { _, responder in
             responder.send(.json(CancelResult(cancelled: feed.cancel())))

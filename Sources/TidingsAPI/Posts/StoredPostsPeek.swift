@@ -14,13 +14,17 @@ enum StoredPostsPeek {
 
     /// The document's `fetchedAt`, parsed; nil when it has none (or is not a stored document).
     static func fetchedAt(_ document: String) -> Date? {
+        fetchedAtText(document).flatMap { try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse($0) }
+    }
+
+    /// The document's `fetchedAt` as written (RFC 3339 with milliseconds); nil when it has none.
+    static func fetchedAtText(_ document: String) -> String? {
         let marker = Array(#""fetchedAt":""#.utf8)
         let bytes = Array(document.utf8.prefix(frontBytes))
-        guard let start = firstIndex(of: marker, in: bytes) else { return nil }
+        guard let start = firstIndex(of: marker, in: bytes[...]) else { return nil }
         let valueStart = start + marker.count
         guard let end = bytes[valueStart...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-        let text = String(decoding: bytes[valueStart..<end], as: UTF8.self)
-        return try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
+        return String(decoding: bytes[valueStart..<end], as: UTF8.self)
     }
 
     /// Whether the document was fetched from `source` (its `source` member is exactly that URL).
@@ -28,7 +32,7 @@ enum StoredPostsPeek {
         let member = Array((#","source":"# + EventFrame.json(source) + #","state":""#).utf8)
         // Only the state's short name and the closing brace follow the source.
         let tail = Array(document.utf8.suffix(member.count + 32))
-        return firstIndex(of: member, in: tail) != nil
+        return firstIndex(of: member, in: tail[...]) != nil
     }
 
     /// Whether the document shows loaded posts (its `state` member, the last one, is `loaded`).
@@ -37,12 +41,24 @@ enum StoredPostsPeek {
         return document.utf8.suffix(end.count).elementsEqual(end)
     }
 
-    private static func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard needle.count <= haystack.count else { return nil }
-        var index = 0
-        while index + needle.count <= haystack.count {
+    /// Where `needle` first starts in `haystack` (an index of `haystack`'s base).
+    static func firstIndex(of needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Int? {
+        guard !needle.isEmpty, needle.count <= haystack.count else { return nil }
+        var index = haystack.startIndex
+        while index + needle.count <= haystack.endIndex {
             if haystack[index] == needle[0], haystack[index..<(index + needle.count)].elementsEqual(needle) { return index }
             index += 1
+        }
+        return nil
+    }
+
+    /// Where `needle` last starts in `haystack` (an index of `haystack`'s base).
+    static func lastIndex(of needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Int? {
+        guard !needle.isEmpty, needle.count <= haystack.count else { return nil }
+        var index = haystack.endIndex - needle.count
+        while index >= haystack.startIndex {
+            if haystack[index] == needle[0], haystack[index..<(index + needle.count)].elementsEqual(needle) { return index }
+            index -= 1
         }
         return nil
     }

@@ -251,7 +251,7 @@ final class StreamHub {
         }
         if coverage.posts {
             frames.append(snapshotFrames.frame("posts", revision: revision) {
-                EventFrame.frame(id: revision, event: "posts", json: state.postsDocumentOfThisFeed ?? state.idlePostsJSON())
+                EventFrame.frame(id: revision, event: "posts", json: state.postsSnapshotJSON)
             })
         }
         return frames

@@ -1,0 +1,53 @@
+import Foundation
+
+/// The worker's clocks (worker thread): the heartbeat (keep-alive comments on idle streams,
+/// stalled readers closed) and the once-a-second sweep of paced output past its deadline.
+extension StreamWorker {
+    private static let keepAlive = ServerSentEvent.comment("keep-alive")
+
+    /// Closes every stream whose paced output (a snapshot, a replay page) has waited past its
+    /// deadline: a client reading it at a trickle never stalls completely, so the heartbeat's
+    /// stall rule below would keep it open. A conflating stream is kept (it is for slow readers).
+    func closeLateCatchUps() {
+        loop.checkConfined("StreamWorker.closeLateCatchUps")
+        let now = ContinuousClock.now
+        for stream in Array(streams.values) where !stream.closed && !stream.conflates && stream.catchUp.isLate(at: now) {
+            stream.close(clean: false)
+        }
+    }
+
+    /// Heartbeats in a row a stream may go with output waiting and its socket taking nothing.
+    static let stalledBeatsLimit = 4
+
+    /// Closes stalled readers, then a comment on every idle stream (a busy one has traffic already).
+    func beat() {
+        loop.checkConfined("StreamWorker.beat")
+        // A client that stopped reading altogether: it took nothing off the wire for several
+        // heartbeats while output waits for it, in our queue (a large snapshot, which the live
+        // bound does not count) or in the kernel's (a snapshot small enough, deflated, to fit
+        // the socket's buffers: the queue is then empty, but the client still reads nothing).
+        // Closed, so it neither holds that output nor its connection for as long as it likes.
+        // A conflating stream is kept: it is for clients that read slowly, and holds one frame per key.
+        for stream in Array(streams.values) where !stream.closed && !stream.conflates {
+            let taken = stream.takenByClient
+            let waiting = stream.waitingForWritable || stream.kernelUnsent > 0
+            if waiting && taken == stream.takenAtLastBeat {
+                stream.stalledBeats += 1
+                if stream.stalledBeats >= Self.stalledBeatsLimit { stream.close(clean: false); continue }
+            } else {
+                stream.stalledBeats = 0
+            }
+            stream.takenAtLastBeat = taken
+        }
+        for stream in streams.values where stream.isIdle {
+            if stream.gzip {
+                // The same piece for every gzip stream (it never changes).
+                guard let piece = KeepAlivePiece.piece else { continue }
+                stream.enqueue(piece: piece, key: nil, live: false)
+            } else {
+                stream.enqueue(Self.keepAlive, key: nil, live: false)
+            }
+            stream.flush()
+        }
+    }
+}
