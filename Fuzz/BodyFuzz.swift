@@ -9,7 +9,7 @@ import TidingsModel
 @testable import EventHTTP
 
 /// Preferences with every type and constraint kind, created once.
-@MainActor private let preferences: Preferences = {
+@MainActor private let preferences: Preferences<Never> = {
     let schema = #"""
     {"flag": {"type": "boolean", "default": false},
      "count": {"type": "integer", "default": 1, "minimum": 0, "maximum": 10},
@@ -18,7 +18,7 @@ import TidingsModel
      "short": {"type": "string", "default": "", "maxLength": 4},
      "mode": {"type": "string", "default": "a", "enum": ["a", "b"]}}
     """#
-    return try! Preferences(schemaJSON: Data(schema.utf8))
+    return try! Preferences<Never>(schemaJSON: Data(schema.utf8))
 }()
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,5 +1,6 @@
 public import Foundation
 internal import GRDB
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -33,6 +34,11 @@ public final class SQLiteStore: ChangeStore {
     /// a long page never holds up a write.
     private let historyReader: DatabaseQueue
     private let historyQueue = DispatchQueue(label: "tidings.store.history", qos: .userInitiated)
+    /// Set by `close()` on the writer's queue before its connections close; every read checks it
+    /// on the queue it runs on, so one asked after the close fails with `StoreError.closed` instead
+    /// of reaching a closed SQLite handle (a crash: seen when a stream's catch-up read outlived a
+    /// server stopped in-process).
+    private let isClosed = Atomic<Bool>(false)
 
     /// Opens (creating the directory and file if missing) and migrates the store.
     ///
@@ -136,8 +142,9 @@ public final class SQLiteStore: ChangeStore {
     /// A read on the history's own connection (one transaction: one snapshot), off the caller's thread.
     private func readHistory<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            historyQueue.async { [historyReader] in
+            historyQueue.async { [self, historyReader] in
                 do {
+                    guard !isClosed.load(ordering: .acquiring) else { throw StoreError.closed }
                     continuation.resume(returning: try historyReader.read(body))
                 } catch {
                     continuation.resume(throwing: StoreWriter.storeError(error))
@@ -160,15 +167,19 @@ public final class SQLiteStore: ChangeStore {
     public func close() async {
         await writer.commits.closeAndDrain()
         writer.stopWatching()
-        writer.queue.sync { try? writer.database.close() }
+        writer.queue.sync {
+            isClosed.store(true, ordering: .releasing)
+            try? writer.database.close()
+        }
         historyQueue.sync { try? historyReader.close() }
     }
 
     public func acquireLease(_ name: String, holder: String, duration: Duration) async throws -> Bool {
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
         return try await withCheckedThrowingContinuation { continuation in
-            writer.queue.async { [writer] in
+            writer.queue.async { [self, writer] in
                 do {
+                    guard !isClosed.load(ordering: .acquiring) else { throw StoreError.closed }
                     let now = Date().timeIntervalSince1970
                     let granted = try writer.database.write { db -> Bool in
                         try db.execute(sql: """
@@ -192,8 +203,9 @@ public final class SQLiteStore: ChangeStore {
     /// A read on the writer's queue (the one connection), off the caller's thread.
     private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            writer.queue.async { [writer] in
+            writer.queue.async { [self, writer] in
                 do {
+                    guard !isClosed.load(ordering: .acquiring) else { throw StoreError.closed }
                     continuation.resume(returning: try writer.database.read(body))
                 } catch {
                     continuation.resume(throwing: StoreWriter.storeError(error))

@@ -3,6 +3,22 @@ import XCTest
 @testable import TidingsStore
 
 final class StoreBasicsTests: XCTestCase {
+    /// A read asked after `close()` fails with `.closed` instead of reaching a closed SQLite
+    /// handle: it crashed the process (a stream's catch-up read that outlived a server stopped
+    /// in-process, `InProcessTidings`).
+    func testReadsAfterCloseFailWithClosedInsteadOfCrashing() async throws {
+        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
+        _ = try await store.commit(StoreWrite([.addThing("A")]))
+        await store.close()
+        do { _ = try await store.loadSnapshot(); XCTFail("a closed store was read") } catch StoreError.closed {}
+        do { _ = try await store.changePage(after: 0, limit: 10); XCTFail("a closed store was read") } catch StoreError.closed {}
+        do { _ = try await store.state(asOf: .revision(1)); XCTFail("a closed store's history was read") } catch StoreError.closed {}
+        do {
+            _ = try await store.acquireLease("posts-load", holder: "h", duration: .seconds(1))
+            XCTFail("a closed store was written")
+        } catch StoreError.closed {}
+    }
+
     func testCreatesDirectoryAndFileInWALModeWithFullSync() throws {
         let dir = makeTemporaryDirectory(self).appendingPathComponent("nested/data")
         let store = try SQLiteStore(directory: dir)

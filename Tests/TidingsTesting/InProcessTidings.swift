@@ -86,7 +86,7 @@ public final class InProcessTidings: TidingsTransport {
 
     // MARK: TidingsTransport
 
-    public func request(_ method: String, _ target: String, headers: [String: String], body: [UInt8]) throws -> HTTPReply {
+    public func request(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> HTTPReply {
         switch try answer(method, target, headers: headers, body: body) {
         case let .response(response):
             return Self.reply(response, method: method)

@@ -29,23 +29,24 @@ final class PostgresCommitQueue: Sendable {
 
     private let state: Mutex<State>
     private let maxBatch: Int
-    private let execute: Execute
 
-    init(maxBatch: Int, lanes: Int, execute: @escaping Execute) {
+    init(maxBatch: Int, lanes: Int) {
         self.maxBatch = max(1, maxBatch)
         state = Mutex(State(drainers: Array(repeating: nil, count: max(1, lanes))))
-        self.execute = execute
     }
 
-    /// Queues `write` and returns its changes once its batch committed.
-    func submit(_ write: StoreWrite) async throws -> [Change] {
+    /// Queues `write` and returns its changes once its batch committed. `execute` runs the
+    /// batches if this write starts a lane (every caller passes the same function: it is an
+    /// argument rather than a stored property only so the store can create its queue before
+    /// `self` exists).
+    func submit(_ write: StoreWrite, execute: @escaping Execute) async throws -> [Change] {
         try await withCheckedThrowingContinuation { continuation in
             let accepted: Bool = state.withLock { state in
                 guard !state.closed else { return false }
                 state.pending.append(Pending(write: write, continuation: continuation))
                 // A free lane starts draining at once; otherwise a busy lane takes it next.
                 if let lane = state.drainers.firstIndex(where: { $0 == nil }) {
-                    state.drainers[lane] = Task { [weak self] in await self?.drain(lane: lane) }
+                    state.drainers[lane] = Task { [weak self] in await self?.drain(lane: lane, execute: execute) }
                 }
                 return true
             }
@@ -65,7 +66,7 @@ final class PostgresCommitQueue: Sendable {
         for task in tasks { await task.value }
     }
 
-    private func drain(lane: Int) async {
+    private func drain(lane: Int, execute: Execute) async {
         while true {
             let batch: [Pending] = state.withLock { [maxBatch] state in
                 let batch = Array(state.pending.prefix(maxBatch))

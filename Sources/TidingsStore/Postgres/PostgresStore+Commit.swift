@@ -7,7 +7,10 @@ extension PostgresStore {
     public func commit(_ write: StoreWrite) async throws -> [Change] {
         try checkUsable()
         if let refusal = write.unstorableReason ?? PostgresBatch.precheck(write) { throw refusal }
-        return try await queue.submit(write)
+        return try await queue.submit(write) { [weak self] lane, writes in
+            guard let self else { return writes.map { _ in .failure(.closed) } }
+            return await self.commitBatch(writes, on: self.writers[lane])
+        }
     }
 
     /// One group-commit transaction: `tidings_commit_v1` with every write of the batch.

@@ -20,10 +20,8 @@ internal import PostgresNIO
 /// ``StoreError/unavailable(_:)`` at once; the watcher reconnects with back-off and flips it
 /// back, ringing the doorbells so callers catch up.
 ///
-/// `@unchecked Sendable` only because ``queue`` is an implicitly unwrapped `var` (assigned once
-/// in `init`, before `self` escapes, and never again); all other state is `let` or in the
-/// `state` `Mutex`.
-public final class PostgresStore: ChangeStore, @unchecked Sendable {
+/// Checked `Sendable`: everything is `let`, and what changes is in the `state` `Mutex`.
+public final class PostgresStore: ChangeStore, Sendable {
     let url: PostgresURL
     let limits: ChangeStoreLimits
     let options: PostgresStoreOptions
@@ -33,8 +31,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
     let writers: [PostgresConnectionSlot]
     var writer: PostgresConnectionSlot { writers[0] }
     let reader: PostgresConnectionSlot
-    /// Set once in `init` (its closure needs `self`), never again.
-    private(set) var queue: PostgresCommitQueue!
+    let queue: PostgresCommitQueue
 
     /// What changes after `init`: availability, open/closed, doorbells, the watcher.
     struct State {
@@ -65,10 +62,7 @@ public final class PostgresStore: ChangeStore, @unchecked Sendable {
         }
         reader = PostgresConnectionSlot(
             url: self.url, connectTimeout: options.connectTimeout, statementTimeout: options.queryTimeout, logger: logger)
-        queue = PostgresCommitQueue(maxBatch: options.maxBatch, lanes: writers.count) { [weak self] lane, writes in
-            guard let self else { return writes.map { _ in .failure(.closed) } }
-            return await self.commitBatch(writes, on: self.writers[lane])
-        }
+        queue = PostgresCommitQueue(maxBatch: options.maxBatch, lanes: writers.count)
     }
 
     /// Creates and opens a store.

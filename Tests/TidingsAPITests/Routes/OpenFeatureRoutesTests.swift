@@ -1,15 +1,17 @@
 import Foundation
 import XCTest
 import TestFixtures
+import TidingsAPI
 import TidingsTesting
 
-/// openapi.yaml "OpenFeature (OFREP 0.3.0)" over a real socket: evaluation bodies as exact JSON text
-/// (OpenFeature clients read a value's type from it), the bulk ETag and 304, the change stream and
-/// its resume, errors with OFREP codes, both credential styles, CORS.
-final class OpenFeatureTests: XCTestCase {
-    private var server: TidingsProcess!
+/// openapi.yaml "OpenFeature (OFREP 0.3.0)", in-process (see `InProcessTidings`): evaluation bodies
+/// as exact JSON text (OpenFeature clients read a value's type from it), the bulk ETag and 304, the
+/// change stream and its resume, errors with OFREP codes, both credential styles, CORS. The
+/// Python OFREP suite (`Tests/ofrep`) holds a real provider to the live server.
+final class OpenFeatureRoutesTests: XCTestCase {
+    private var server: InProcessTidings!
 
-    override func setUpWithError() throws { server = try TidingsProcess() }
+    override func setUpWithError() throws { server = try InProcessTidings() }
     override func tearDown() { server?.stop(); server = nil }
 
     private func evaluate(_ key: String, body: String = #"{"context":{"targetingKey":"u1"}}"#,
@@ -81,7 +83,7 @@ final class OpenFeatureTests: XCTestCase {
         let reply = try bulk()
         XCTAssertEqual(reply.status, 200)
         let body = try XCTUnwrap(reply.value)
-        XCTAssertEqual(body["flags"]?.arrayValue?.compactMap { $0["key"]?.stringValue }, StreamsTests.builtInKeys)
+        XCTAssertEqual(body["flags"]?.arrayValue?.compactMap { $0["key"]?.stringValue }, PreferenceRoutesTests.builtInKeys)
         XCTAssertEqual(body["flags"]?.arrayValue?.compactMap { $0["reason"]?.stringValue }, Array(repeating: "STATIC", count: 8))
         XCTAssertEqual(body["eventStreams"], [["type": "sse", "endpoint": ["requestUri": "/ofrep/v1/events"], "inactivityDelaySec": 120]])
         XCTAssertTrue(reply.text.contains(#"{"key":"speed","value":0.0,"#), reply.text)
@@ -187,7 +189,7 @@ final class OpenFeatureTests: XCTestCase {
     }
 
     func test_events_resume_after_the_replay_buffer_is_exceeded_gets_the_resync_notification() throws {
-        let small = try TidingsProcess(arguments: ["--replay-buffer", "2"])
+        let small = try InProcessTidings { $0.replayBuffer = 2 }
         defer { small.stop() }
         for value in 1...4 { XCTAssertEqual(try small.put("age", value).status, 200) }
         let stream = try small.openEventStream("/ofrep/v1/events", headers: ["Last-Event-ID": "1"])
@@ -200,7 +202,7 @@ final class OpenFeatureTests: XCTestCase {
     // MARK: Credentials and CORS
 
     func test_bearer_and_x_api_key_carry_the_read_or_api_token_and_evaluation_is_a_read() throws {
-        let secured = try TidingsProcess(arguments: ["--read-token", "r3ad", "--api-token", "wr1te"])
+        let secured = try InProcessTidings { $0.readToken = "r3ad"; $0.apiTokens.append("wr1te") }
         defer { secured.stop() }
         func evaluate(_ headers: [String: String]) throws -> HTTPReply {
             try secured.request("POST", "/ofrep/v1/evaluate/flags/age", contentType: "application/json", text: "{}", headers: headers)
@@ -231,7 +233,7 @@ final class OpenFeatureTests: XCTestCase {
 
     func test_cors_preflight_allows_x_api_key_on_the_evaluation_routes() throws {
         let origin = "https://app.example"
-        let cors = try TidingsProcess(arguments: ["--cors-origin", origin])
+        let cors = try InProcessTidings { $0.corsOrigins.append(origin) }
         defer { cors.stop() }
         let preflight = try cors.request("OPTIONS", "/ofrep/v1/evaluate/flags", headers: [
             "Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type, x-api-key",

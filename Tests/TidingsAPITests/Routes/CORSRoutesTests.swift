@@ -1,17 +1,18 @@
 import Foundation
 import TestFixtures
+import TidingsAPI
 import TidingsTesting
 import XCTest
 
 /// `--cors-origin`: headers for allowed origins only, preflight, event-stream heads, and
-/// nothing at all without the flag.
-final class CorsTests: XCTestCase {
+/// nothing at all without the flag — the router's middleware, in-process (see `InProcessTidings`).
+final class CORSRoutesTests: XCTestCase {
     private let allowed = "https://app.example"
     private let corsHeaders = ["Access-Control-Allow-Origin", "Access-Control-Expose-Headers",
                                "Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Access-Control-Max-Age"]
 
     func testAllowedOriginGetsHeadersOthersDoNot() throws {
-        let server = try TidingsProcess(arguments: ["--cors-origin", allowed, "--cors-origin", "http://localhost:3000"])
+        let server = try InProcessTidings { $0.corsOrigins.append(allowed); $0.corsOrigins.append("http://localhost:3000") }
         defer { server.stop() }
 
         let reply = try server.get("/preferences", headers: ["Origin": allowed])
@@ -36,7 +37,7 @@ final class CorsTests: XCTestCase {
     }
 
     func testPreflightIsAnswered() throws {
-        let server = try TidingsProcess(arguments: ["--cors-origin", allowed, "--api-token", "t0ken"])
+        let server = try InProcessTidings { $0.corsOrigins.append(allowed); $0.apiTokens.append("t0ken") }
         defer { server.stop() }
         let preflight = try server.request("OPTIONS", "/preferences/age", headers: [
             "Origin": allowed, "Access-Control-Request-Method": "PUT",
@@ -70,7 +71,7 @@ final class CorsTests: XCTestCase {
     }
 
     func testEventStreamHeadCarriesCorsHeaders() throws {
-        let server = try TidingsProcess(arguments: ["--cors-origin", allowed])
+        let server = try InProcessTidings { $0.corsOrigins.append(allowed) }
         defer { server.stop() }
         let stream = try server.openEventStream("/events", headers: ["Origin": allowed])
         XCTAssertEqual(stream.reply.status, 200)
@@ -80,7 +81,7 @@ final class CorsTests: XCTestCase {
     }
 
     func testWildcardAnswersStar() throws {
-        let server = try TidingsProcess(arguments: ["--cors-origin", "*"])
+        let server = try InProcessTidings { $0.corsOrigins.append("*") }
         defer { server.stop() }
         let reply = try server.get("/preferences", headers: ["Origin": "https://anywhere.example"])
         XCTAssertEqual(reply.header("Access-Control-Allow-Origin"), "*")
@@ -93,7 +94,7 @@ final class CorsTests: XCTestCase {
     }
 
     func testNoCorsHeadersWithoutTheFlag() throws {
-        let server = try TidingsProcess()
+        let server = try InProcessTidings()
         defer { server.stop() }
         let reply = try server.get("/preferences", headers: ["Origin": allowed])
         XCTAssertEqual(reply.status, 200)
