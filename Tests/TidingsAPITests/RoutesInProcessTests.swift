@@ -1,6 +1,7 @@
 import EventHTTP
 import Foundation
 import HTTPTypes
+import TestFixtures
 import XCTest
 @testable import TidingsAPI
 
@@ -76,7 +77,7 @@ final class RoutesInProcessTests: XCTestCase {
         XCTAssertEqual(written.status, .ok)
         let read = try await response(.get, "/preferences/name", token: "read-secret")
         XCTAssertEqual(read.headers[.eTag], written.headers[.eTag])
-        XCTAssertTrue(String(decoding: read.body, as: UTF8.self).contains(#""Ann""#))
+        XCTAssertEqual(JSONValue.parse(read.body)?["value"], "Ann")
         XCTAssertEqual(read.headers[.tidingsRevision], "1")
     }
 

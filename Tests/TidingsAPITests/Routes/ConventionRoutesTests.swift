@@ -135,8 +135,8 @@ final class ConventionRoutesTests: XCTestCase {
 
     func test_unknown_key_in_a_stream_query_is_422_naming_it() throws {
         let reply = try server.get("/preferences/events?keys=age,nope")
-        assertProblem(reply, 422)
-        XCTAssertTrue(reply.text.contains("nope"), reply.text)
+        let problem = assertProblem(reply, 422)
+        XCTAssertEqual(problem["errors"]?.arrayValue?.compactMap { $0["key"] }, ["nope"], reply.text)
     }
 
     // MARK: Status codes for paths and methods

@@ -88,7 +88,8 @@ final class PreferenceRoutesTests: XCTestCase {
 
     func test_PUT_integerPreference_rejects_1_5_with_422_naming_integer() throws {
         let problem = assertProblem(try server.put("age", 1.5), 422)
-        XCTAssertTrue(problem.description.contains("integer"), "\(problem)")
+        XCTAssertEqual(problem["errors"]?[0]?["key"], "age", "\(problem)")
+        XCTAssertTrue(problem["errors"]?[0]?["detail"]?.stringValue?.contains("integer") ?? false, "\(problem)")
         XCTAssertEqual(try server.get("/preferences/age").value?["value"], 5)
     }
 
@@ -108,7 +109,8 @@ final class PreferenceRoutesTests: XCTestCase {
         ]
         for (key, value, type) in cases {
             let problem = assertProblem(try server.put(key, value), 422, "\(key)=\(value)")
-            XCTAssertTrue(problem.description.contains(type), "\(key)=\(value): \(problem)")
+            XCTAssertEqual(problem["errors"]?[0]?["key"]?.stringValue, key, "\(key)=\(value): \(problem)")
+            XCTAssertTrue(problem["errors"]?[0]?["detail"]?.stringValue?.contains(type) ?? false, "\(key)=\(value): \(problem)")
         }
         XCTAssertEqual(try server.currentRevision(), 0)
     }
@@ -205,7 +207,7 @@ final class PreferenceRoutesTests: XCTestCase {
         XCTAssertEqual(Set(errors.compactMap { $0["key"]?.stringValue }), ["age", "colour", "name", "readyForAction"])
         for error in errors { XCTAssertFalse(error["detail"]?.stringValue?.isEmpty ?? true, "\(error)") }
         let ageError = errors.first { $0["key"] == "age" }
-        XCTAssertTrue(ageError?.description.contains("integer") ?? false, "\(String(describing: ageError))")
+        XCTAssertTrue(ageError?["detail"]?.stringValue?.contains("integer") ?? false, "\(String(describing: ageError))")
         XCTAssertEqual(try server.get("/preferences").value, Self.builtInDefaults)
         XCTAssertEqual(try server.currentRevision(), 0)
         // Nothing was announced: the next event is the next change, with the first revision.
