@@ -18,12 +18,16 @@ final class PostsStoredDocumentTests: XCTestCase {
 
     override func setUp() async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("posts-\(UUID().uuidString)")
+        app = try makeApp(feedURL: Self.feedURL)
+    }
+
+    private func makeApp(feedURL: String) throws -> TidingsApplication {
         var configuration = TidingsConfiguration()
         configuration.dataDir = directory.path
-        configuration.feedURL = Self.feedURL
+        configuration.feedURL = feedURL
         configuration.feedRefresh = 0
         configuration.feedTimeout = 1
-        app = try TidingsApplication(configuration: configuration, loop: try EventLoop())
+        return try TidingsApplication(configuration: configuration, loop: try EventLoop())
     }
 
     override func tearDown() async throws {
@@ -38,10 +42,10 @@ final class PostsStoredDocumentTests: XCTestCase {
 
     /// A stored `GET /posts` object, members in the stored order, with `count` posts (ids from `firstID`).
     private static func document(state: String, fetchedAt: String, title: String, error: String = "null",
-                                 firstID: Int = 1, count: Int = 1) -> String {
+                                 firstID: Int = 1, count: Int = 1, source: String = feedURL) -> String {
         let posts = (firstID..<(firstID + count)).map { #"{"body":"b","id":\#($0),"title":"\#(title)"}"# }
         return #"{"error":\#(error),"fetchedAt":"\#(fetchedAt)","posts":[\#(posts.joined(separator: ","))],"#
-            + #""source":"\#(feedURL)","state":"\#(state)"}"#
+            + #""source":"\#(source)","state":"\#(state)"}"#
     }
 
     /// Commits `document` as another instance would and waits until this one applied it.
@@ -120,4 +124,67 @@ final class PostsStoredDocumentTests: XCTestCase {
         XCTAssertEqual(String(decoding: answer.body, as: UTF8.self), newer)
         await other.close()
     }
+
+    func testALoadThatEndsBehindAnotherInstancesNewerPostsDoesNotStoreItsOutcome() async throws {
+        // An upstream that takes the connection and never answers: a refresh here runs until
+        // the feed's timeout (1 s) and fails.
+        let silent = try SilentListener()
+        defer { silent.close() }
+        app = try makeApp(feedURL: silent.url)
+        let other = try SQLiteStore(directory: directory)
+        let old = Self.document(state: "loaded", fetchedAt: "2026-11-26T10:00:00.000Z", title: "old", source: silent.url)
+        _ = try await storeElsewhere(old, in: other)
+        _ = try await get("/posts")
+        XCTAssertTrue(app.resources.state.posts.map { $0.document == old } ?? false)
+
+        // A refresh starts here; meanwhile another instance stores newer posts (this loader is
+        // busy, so it cannot take them yet); then the refresh fails.
+        let refresh = await app.router.respond(to: Request(method: .post, target: "/posts/refresh", headers: [:], body: []))
+        XCTAssertEqual(refresh.response?.status, .accepted)
+        let newer = Self.document(state: "loaded", fetchedAt: "2026-11-26T12:00:00.000Z", title: "newer", firstID: 2,
+                                  source: silent.url)
+        let newest = try await storeElsewhere(newer, in: other)
+        // `?wait=` answers once the refresh ended (here: timed out), and what it ended in is stored.
+        let started = ContinuousClock.now
+        _ = try await get("/posts?wait=5")
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(4), "the refresh did not end")
+        await app.resources.writes.drain()
+        XCTAssertEqual(app.resources.state.posts?.revision, newest, "the failure over the older posts was stored over the newer ones")
+        let answer = try await get("/posts")
+        XCTAssertEqual(String(decoding: answer.body, as: UTF8.self), newer)
+        // Once its load ended, this instance takes the newer posts too.
+        let tookNewer = await eventually(within: 10) { (try? await self.get("/posts/2"))?.status == .ok }
+        XCTAssertTrue(tookNewer, "the newer posts were not taken after the load ended")
+        await other.close()
+    }
+}
+
+/// A TCP listener on loopback that never accepts: connections complete in the kernel's backlog
+/// and wait for an answer that never comes.
+private final class SilentListener {
+    private let fd: Int32
+    let url: String
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EMFILE) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(fd, address, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, address, &length) == 0
+            }
+        }
+        guard bound else {
+            _ = Glibc.close(fd)
+            throw POSIXError(.EADDRNOTAVAIL)
+        }
+        self.fd = fd
+        url = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/feed"
+    }
+
+    func close() { _ = Glibc.close(fd) }
 }

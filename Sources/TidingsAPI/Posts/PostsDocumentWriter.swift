@@ -11,6 +11,9 @@ import TidingsStore
 ///
 /// - A state the stored document already shows is not stored again. The loader keeps
 ///   `fetchedAt` through a 304 or an identical body, so those are no change.
+/// - Nor is a state whose posts are older than the stored document's (or none where it has
+///   some): another instance's newer posts are the feed's state, and a load here that ended
+///   before this instance took them does not take every instance back.
 /// - A refresh over posts already held is not news while it runs: its `loading` is never
 ///   stored, so a refresh that ends in a 304 (or the same body) is invisible to subscribers
 ///   whatever it passed through, and one that brings new posts or fails is announced once, by
@@ -115,6 +118,12 @@ final class PostsDocumentWriter {
         }
         // Idle is what is shown while nothing of this feed is stored.
         guard let stored else { return loadState.phase != .idle }
+        // Behind the stored document (another instance's newer posts, not taken yet because
+        // a load was running here): its outcome is not stored over them.
+        if let storedAt = StoredPostsPeek.fetchedAtText(stored),
+           storedAt > loadState.lastGood.map({ PostsStateBody.rfc3339($0.fetchedAt) }) ?? "" {
+            return false
+        }
         return !PostsStateBody(loadState, source: source.text, timeout: timeout).describes(stored)
     }
 

@@ -92,6 +92,7 @@ final class PostsFeed {
             logger.notice("posts feed failed: \(PostsStateBody.message(error, timeout: Self.policy(configuration).timeout))")
         }
         writer.loaderDidChange(newState)
+        adoption?.loaderDidChange(newState)
     }
 
     /// Sends how each upstream fetch ended (`success`, `not_modified`, `connection_error`,

@@ -30,8 +30,18 @@ final class StoredPostsAdoption {
         self.writer = writer
         self.gate = gate
         self.source = source
-        adoptStored(synchronously: true)
-        subscription = state.postsEvents.sink { [weak self] _ in self?.adoptStored(synchronously: false) }
+        adoptStored(synchronously: true, held: loader.state.lastGood)
+        subscription = state.postsEvents.sink { [weak self] _ in
+            guard let self else { return }
+            self.adoptStored(synchronously: false, held: self.loader.state.lastGood)
+        }
+    }
+
+    /// Call with the loader's new state (its own property still holds the old one): a document
+    /// that came while a load was running here could not be taken then; once the load has
+    /// ended, it is.
+    func loaderDidChange(_ newState: LoadState<FetchedPosts>) {
+        if !loader.isFetching { adoptStored(synchronously: false, held: newState.lastGood) }
     }
 
     func stop() {
@@ -39,12 +49,12 @@ final class StoredPostsAdoption {
         subscription = nil
     }
 
-    private func adoptStored(synchronously: Bool) {
+    private func adoptStored(synchronously: Bool, held: Loaded<FetchedPosts>?) {
         // Posts of another source (the server was restarted with another --feed-url) are not
         // this feed's.
         guard let document = state.postsOfThisFeed?.document, let fetchedAt = StoredPostsPeek.fetchedAt(document) else { return }
         if finishJoinedLoad(with: document) { return }
-        if let held = loader.state.lastGood, held.fetchedAt >= fetchedAt { return }
+        if let held, held.fetchedAt >= fetchedAt { return }
         if synchronously {
             if let stored = Self.loaded(fromDocument: document) { take(stored) }
             return
