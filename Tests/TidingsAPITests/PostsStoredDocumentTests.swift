@@ -1,6 +1,7 @@
 import EventHTTP
 import Foundation
 import HTTPTypes
+import TestFixtures
 import TidingsStore
 import XCTest
 @testable import TidingsAPI
@@ -35,9 +36,11 @@ final class PostsStoredDocumentTests: XCTestCase {
         return try XCTUnwrap(answer.response)
     }
 
-    /// A stored `GET /posts` object, members in the stored order.
-    private static func document(state: String, fetchedAt: String, title: String, error: String = "null") -> String {
-        #"{"error":\#(error),"fetchedAt":"\#(fetchedAt)","posts":[{"body":"b","id":1,"title":"\#(title)"}],"#
+    /// A stored `GET /posts` object, members in the stored order, with `count` posts (ids from `firstID`).
+    private static func document(state: String, fetchedAt: String, title: String, error: String = "null",
+                                 firstID: Int = 1, count: Int = 1) -> String {
+        let posts = (firstID..<(firstID + count)).map { #"{"body":"b","id":\#($0),"title":"\#(title)"}"# }
+        return #"{"error":\#(error),"fetchedAt":"\#(fetchedAt)","posts":[\#(posts.joined(separator: ","))],"#
             + #""source":"\#(feedURL)","state":"\#(state)"}"#
     }
 
@@ -89,5 +92,32 @@ final class PostsStoredDocumentTests: XCTestCase {
         XCTAssertEqual(answer.headers[.eTag], "\"\(stored.revision)\"")
         XCTAssertTrue(stored.document.hasSuffix(#""source":"\#(Self.feedURL)","state":"loading"}"#)
                       || stored.document.hasSuffix(#","state":"failed"}"#), stored.document)
+    }
+
+    func testAnOlderDocumentTakenLateIsNotStoredBackOverANewerOne() async throws {
+        let other = try SQLiteStore(directory: directory)
+        _ = try await storeElsewhere(Self.document(state: "loaded", fetchedAt: "2026-11-26T10:00:00.000Z", title: "one"), in: other)
+        _ = try await get("/posts")
+        let first = try await get("/posts/1")
+        XCTAssertEqual(first.status, .ok, "the stored posts were taken at the first read")
+
+        // Two documents in one commit: this instance takes the older one (small, parsed first)
+        // when the newer one (large) is stored already.
+        let older = Self.document(state: "loaded", fetchedAt: "2026-11-26T11:00:00.000Z", title: "two", firstID: 2)
+        let newer = Self.document(state: "loaded", fetchedAt: "2026-11-26T12:00:00.000Z", title: "three",
+                                  firstID: 3, count: 20_000)
+        let changes = try await other.commit(StoreWrite([.setPosts(older), .setPosts(newer)]))
+        let newest = try XCTUnwrap(changes.last?.revision)
+        await app.resources.feed.waitUntilApplied(newest)
+        let tookNewer = await eventually(within: 10) {
+            (try? await self.get("/posts/3"))?.status == .ok
+        }
+        XCTAssertTrue(tookNewer, "the newer posts were never taken")
+        await app.resources.writes.drain()
+        XCTAssertEqual(app.resources.state.posts?.document, newer, "an older document was stored back over the newer one")
+        XCTAssertEqual(app.resources.state.posts?.revision, newest, "this instance stored what it took from the store")
+        let answer = try await get("/posts")
+        XCTAssertEqual(String(decoding: answer.body, as: UTF8.self), newer)
+        await other.close()
     }
 }

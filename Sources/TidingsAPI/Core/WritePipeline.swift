@@ -67,6 +67,9 @@ enum WriteFailure: Error, Sendable {
     case storeFailed(String)
     /// `Tidings-Reason` is too long or not plain text.
     case invalidReason(String)
+    /// The store refused what the write holds (text with U+0000, a value that is not JSON): the
+    /// routes' own checks refuse such writes first, so this is the store's guard showing through.
+    case unstorable(String)
 }
 
 /// The write path: validate once on the loop, commit off the loop (the store decides the
@@ -229,13 +232,16 @@ final class WritePipeline {
         }
     }
 
-    private static func failure(_ error: any Error) -> WriteFailure {
+    /// What a store error means for the client (internal for tests).
+    static func failure(_ error: any Error) -> WriteFailure {
         switch error as? StoreError {
         case let .preconditionFailed(key, current)?: return .preconditionFailed(key: key, current: current)
         case let .duplicateThing(thing)?: return .thing(.duplicate(thing))
         case let .thingNotFound(thing)?: return .thing(.notFound(thing))
         case let .unavailable(reason)?: return .storeFailed("the database is unreachable: \(reason)")
         case .closed?: return .storeFailed("the store is closed (shutting down)")
+        case let .invalidJSON(key)?: return .unstorable("The value of '\(key)' is not one JSON value.")
+        case let .unstorableText(what)?: return .unstorable("The text of \(what) holds U+0000, which cannot be stored.")
         default: return .storeFailed(String(describing: error))
         }
     }

@@ -103,13 +103,15 @@ final class PostsDocumentWriter {
 
     /// Whether the stored document does not show `loadState` yet. A state taken from a stored
     /// document is stored already — unless the stored document has been replaced since by one
-    /// without its posts (say, this instance's own `loading`, committed after another
-    /// instance's outcome), so the posts this loader holds are what every instance serves.
+    /// without any posts (say, this instance's own cold `loading`, committed after another
+    /// instance's outcome): then the posts this loader holds go back in, so every instance
+    /// serves them. A stored document with other posts is left as it is, newer or not: it is
+    /// the feed's state, and the loader follows it (storing an older one back over a newer one
+    /// would take every instance back).
     private func needsStoring(_ loadState: LoadState<FetchedPosts>, fromStore: Bool) -> Bool {
         let stored = state.postsOfThisFeed?.document
         if fromStore {
-            guard let held = loadState.lastGood else { return false }
-            return stored.flatMap(StoredPostsPeek.fetchedAtText) != PostsStateBody.rfc3339(held.fetchedAt)
+            return loadState.lastGood != nil && stored.flatMap(StoredPostsPeek.fetchedAtText) == nil
         }
         // Idle is what is shown while nothing of this feed is stored.
         guard let stored else { return loadState.phase != .idle }

@@ -47,6 +47,8 @@ enum Problems {
                                   headers: [.eTag: EntityTag(revision: current).header])
         case let .invalidReason(detail):
             return invalid(detail, errors: [.init(key: "Tidings-Reason", detail: detail)])
+        case let .unstorable(detail):
+            return invalid(detail)
         case .storeFailed:
             return ProblemDetails(status: .serviceUnavailable,
                                   detail: "The change could not be stored; nothing was changed. Try again.",
