@@ -168,7 +168,7 @@ let package = Package(
         // application, router and middleware over a SQLite file (no socket), and live (TestFixtures'
         // launcher and client). Links the server's modules, so only test targets depend on it.
         .target(name: "TidingsTesting", dependencies: [
-            "TidingsAPI", "EventHTTP", "TestFixtures", "CZlib",
+            "TidingsAPI", "EventHTTP", "TestFixtures", "CZlib", "CBrotli",
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/TidingsTesting"),

@@ -54,7 +54,8 @@ public final class InProcessTidings: TidingsTransport {
         self.configuration = configuration
         try FileManager.default.createDirectory(at: self.dataDirectory, withIntermediateDirectories: true)
         let logs = self.logs
-        let logger = Logger(label: "tidings") { label in CapturingLogHandler(label: label, capture: logs) }
+        let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
+        let logger = Logger(label: "tidings") { label in CapturingLogHandler(label: label, capture: logs, logLevel: level) }
         do {
             app = try MainActor.assumeIsolated {
                 let app = try TidingsApplication(configuration: configuration, loop: try EventLoop(), logger: logger)

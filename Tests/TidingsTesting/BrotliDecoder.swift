@@ -1,12 +1,11 @@
-import CBrotli
-import TidingsTesting
+internal import CBrotli
 
 /// A real Brotli decoder (Google's libbrotlidec) for `br` answers.
-enum BrotliDecoder {
-    enum Failure: Error { case corrupt, truncated }
+public enum BrotliDecoder {
+    public enum Failure: Error { case corrupt, truncated }
 
     /// A whole `br` body, decoded; throws unless it is exactly one complete Brotli stream.
-    static func decode(_ bytes: [UInt8]) throws -> [UInt8] {
+    public static func decode(_ bytes: [UInt8]) throws -> [UInt8] {
         guard let state = BrotliDecoderCreateInstance(nil, nil, nil) else { throw Failure.corrupt }
         defer { BrotliDecoderDestroyInstance(state) }
         var output: [UInt8] = []
