@@ -20,6 +20,8 @@ final class StoredPostsAdoption {
     private let gate: RefreshGate
     private let source: FeedSource
     private var subscription: AnyCancellable?
+    /// True while the loader takes a document from here (its state change is not a load's end).
+    private var taking = false
 
     /// Starts following stored documents; the one stored now is taken at once (parsed on the
     /// loop, so the loader holds it before its first `fetchDataIfNeeded()`).
@@ -41,7 +43,7 @@ final class StoredPostsAdoption {
     /// that came while a load was running here could not be taken then; once the load has
     /// ended, it is.
     func loaderDidChange(_ newState: LoadState<FetchedPosts>) {
-        if !loader.isFetching { adoptStored(synchronously: false, held: newState.lastGood) }
+        if !taking, !loader.isFetching { adoptStored(synchronously: false, held: newState.lastGood) }
     }
 
     func stop() {
@@ -74,6 +76,8 @@ final class StoredPostsAdoption {
             let stored = await Task.detached { Self.loaded(fromDocument: document) }.value
             guard let self, let stored, self.gate.isJoining, self.loader.isFetching else { return }
             self.gate.setJoining(false)
+            self.taking = true
+            defer { self.taking = false }
             self.writer.takingFromStore { self.loader.finishJoined(stored.loaded, body: stored.body) }
         }
         return true
@@ -81,6 +85,8 @@ final class StoredPostsAdoption {
 
     /// Hands `stored` to the loader (which keeps what it holds when that is as new).
     private func take(_ stored: (loaded: Loaded<FetchedPosts>, body: Data)) {
+        taking = true
+        defer { taking = false }
         writer.takingFromStore { loader.adopt(stored.loaded, body: stored.body) }
     }
 
