@@ -82,7 +82,7 @@ final class PostsFeed {
                                             policy: Self.policy(configuration)))
         loaderStorage = loader
         subscription = loader.$state.dropFirst().sink { [weak self] newState in self?.loaderDidChange(newState) }
-        adoption = StoredPostsAdoption(state: state, loader: loader, writer: writer, gate: gate, source: source)
+        adoption = StoredPostsAdoption(state: state, loader: loader, writer: writer, gate: gate)
         return loader
     }
 

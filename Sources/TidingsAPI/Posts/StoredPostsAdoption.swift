@@ -18,7 +18,6 @@ final class StoredPostsAdoption {
     private let loader: DataLoader<FetchedPosts>
     private let writer: PostsDocumentWriter
     private let gate: RefreshGate
-    private let source: FeedSource
     private var subscription: AnyCancellable?
     /// True while the loader takes a document from here (its state change is not a load's end).
     private var taking = false
@@ -26,12 +25,11 @@ final class StoredPostsAdoption {
     /// Starts following stored documents; the one stored now is taken at once (parsed on the
     /// loop, so the loader holds it before its first `fetchDataIfNeeded()`).
     init(state: TidingsState, loader: DataLoader<FetchedPosts>, writer: PostsDocumentWriter,
-         gate: RefreshGate, source: FeedSource) {
+         gate: RefreshGate) {
         self.state = state
         self.loader = loader
         self.writer = writer
         self.gate = gate
-        self.source = source
         adoptStored(synchronously: true, held: loader.state.lastGood)
         subscription = state.postsEvents.sink { [weak self] _ in
             guard let self else { return }
