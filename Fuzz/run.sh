@@ -20,7 +20,7 @@ declare -A HARNESS=(
   [body]="Fuzz/BodyFuzz.swift"
   [stream-query]="Fuzz/StreamQueryFuzz.swift Sources/TidingsAPI/Streams/ResumePoint.swift"
   [forwarded]="Fuzz/ForwardedFuzz.swift"
-  [yaml]="Fuzz/YAMLFuzz.swift Sources/TidingsAPI/Contract/YAMLParser.swift Sources/TidingsAPI/Contract/YAMLParser+Scalars.swift Sources/TidingsAPI/Contract/YAMLNode.swift Sources/TidingsAPI/Contract/YAMLEmitter.swift"
+  [yaml]="Fuzz/YAMLFuzz.swift Sources/TidingsAPI/Contract/YAMLParser.swift Sources/TidingsAPI/Contract/YAMLParser+Rows.swift Sources/TidingsAPI/Contract/YAMLParser+Scalars.swift Sources/TidingsAPI/Contract/YAMLNode.swift Sources/TidingsAPI/Contract/YAMLEmitter.swift"
   [framing]="Fuzz/FramingFuzz.swift Tests/EventHTTPTests/Support/FramingDriver.swift"
   [upstream-head]="Fuzz/UpstreamHeadFuzz.swift Sources/TidingsAPI/Posts/Upstream/CurlReceiver.swift Sources/TidingsAPI/Posts/Upstream/UpstreamOrigin.swift"
 )
