@@ -62,10 +62,11 @@ for signalNumber in [SIGTERM, SIGINT] {
         }
     }
 }
-// openapi.yaml: exit 0 within 10 s whatever happens. The deadline runs on its own thread, so a
+// openapi.yaml: exit 0 within 10 s whatever happens (at 9 s: a second of slack for a loaded machine,
+// where a waking thread and the exit can take hundreds of milliseconds). The deadline runs on its own thread, so a
 // loop held by a long callback cannot delay it; every acknowledged write is already durable, and
 // status 0 says the process stopped as asked.
-do { try ShutdownDeadline.arm(signals: [SIGTERM, SIGINT], after: 9.5, exitStatus: 0) } catch { fail("\(error)") }
+do { try ShutdownDeadline.arm(signals: [SIGTERM, SIGINT], after: 9.0, exitStatus: 0) } catch { fail("\(error)") }
 #if DEBUG
 // Tests only (debug builds): SIGUSR1 holds the loop for 30 s, to prove the deadline above.
 if ProcessInfo.processInfo.environment["TIDINGS_TEST_STALL_ON_SIGUSR1"] == "1" {

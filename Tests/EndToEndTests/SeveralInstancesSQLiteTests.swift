@@ -157,6 +157,47 @@ final class SeveralInstancesPostsTests: XCTestCase {
     }
 }
 
+extension SeveralInstancesPostsTests {
+    /// A refresh that finds the same posts is invisible (openapi.yaml, Posts), also when the
+    /// instance that fetches holds posts it took from another instance's stored document (a
+    /// re-encoded body, so the bytes differ from the upstream's): no new revision, no event.
+    func test_refreshes_that_find_the_same_posts_change_nothing_on_any_instance() throws {
+        let upstream = try UpstreamServer()
+        defer { upstream.stop() }
+        upstream.behaviour = .posts(PostsFixture.feed)   // no validators: every refresh is a 200
+        let directory = try TemporaryDirectory()
+        let arguments = ["--feed-url", upstream.url, "--feed-timeout", "2", "--feed-refresh", "0"]
+        let a = try TidingsProcess(arguments: arguments, dataDirectory: directory.url)
+        defer { a.stop() }
+        let b = try TidingsProcess(arguments: arguments, dataDirectory: directory.url)
+        defer { b.stop() }
+        XCTAssertEqual(try a.posts(wait: 10).state, "loaded")
+        // B reads the posts only once it has applied A's document (a cold load started on B
+        // before that stores its own `loading` over A's outcome — a known gap, not this point).
+        let stored = try a.currentRevision()
+        XCTAssertTrue(try eventually(within: 5) { try b.currentRevision() >= stored })
+        XCTAssertTrue(try eventually(within: 5) { try a.get("/posts").text == b.get("/posts").text },
+                      "B took A's document")
+        let revision = try a.currentRevision(), document = try a.get("/posts").text
+        XCTAssertEqual(revision, stored)
+        let stream = try a.openEventStream("/events?topics=posts,preferences&keys=age&lastEventId=\(revision)")
+        // B fetches itself now (nobody else is loading), holding posts it took from A's document.
+        for (instance, name) in [(b, "B"), (a, "A"), (b, "B")] {
+            let before = upstream.requestCount
+            XCTAssertEqual(try instance.request("POST", "/posts/refresh").status, 202)
+            XCTAssertTrue(eventually(within: 5) { upstream.requestCount > before }, "\(name) fetched")
+            XCTAssertEqual(try instance.posts(wait: 5).state, "loaded")
+            XCTAssertEqual(try a.currentRevision(), revision, "a refresh by \(name) with the same posts took a revision; "
+                           + "posts events: \((try? a.openEventStream("/posts/events?lastEventId=\(revision)").nextEvents(2, timeout: 2).map { "\($0.id ?? "") \($0.data.prefix(90))" }) ?? [])")
+            XCTAssertEqual(try b.get("/posts").text, document, "the same document, fetch time included")
+        }
+        // The proof that nothing was announced: the next event on the stream is a later change.
+        XCTAssertEqual(try a.request("PUT", "/preferences/age", json: ["value": 41]).status, 200)
+        let next = try stream.nextEvent(timeout: 5)
+        XCTAssertEqual(next.name, "preference", "a \(next.name ?? "") event came first, for a refresh that found nothing new")
+    }
+}
+
 /// Several processes started at the same moment on an empty data directory all come up.
 final class SimultaneousStartTests: XCTestCase {
     func test_three_processes_started_at_once_on_an_empty_directory_all_serve() throws {

@@ -11,7 +11,8 @@ public import OpenCombine
 /// - ``refresh()`` starts a load, or joins the running one.
 /// - ``cancel()`` abandons the running load.
 /// - Conditional requests: the last `ETag`/`Last-Modified` go out as `If-None-Match`/
-///   `If-Modified-Since`. A 304, or a body identical to the last one, changes nothing.
+///   `If-Modified-Since`. A 304, a body identical to the last one, or (with ``isSameValue``)
+///   one that decodes to the value held, changes nothing.
 /// - Background loads (retries, periodic refreshes) do not pass through `.loading`; only
 ///   their outcome is announced, and only when it differs.
 ///
@@ -32,6 +33,11 @@ public final class DataLoader<Value: Sendable>: @preconcurrency ObservableObject
     public var policy: DataLoaderPolicy
     /// Upstream requests started so far (for metrics and tests).
     public private(set) var requestCount = 0
+    /// When set, says whether a freshly decoded value is the one already held although the body's
+    /// bytes differ — a value taken with ``adopt(_:body:)`` stands for a body re-encoded elsewhere,
+    /// and upstreams re-serialise. Such a load counts as unchanged, like a 304: nothing is
+    /// announced and the held value keeps its fetch time.
+    public var isSameValue: (@MainActor (Value, Value) -> Bool)?
 
     @Environment(\.httpClient) private var httpClient: any HTTPClient
     @Environment(\.sleeper) private var sleeper: any Sleeper
@@ -191,9 +197,13 @@ public final class DataLoader<Value: Sendable>: @preconcurrency ObservableObject
             consecutiveFailures = 0
             validators = newValidators
             lastBody = body
-            let loaded = Loaded(value: value, fetchedAt: Date())
-            lastGood = loaded
-            setState(.loaded(loaded))
+            if let lastGood, let isSameValue, isSameValue(lastGood.value, value) {
+                setState(.loaded(lastGood))
+            } else {
+                let loaded = Loaded(value: value, fetchedAt: Date())
+                lastGood = loaded
+                setState(.loaded(loaded))
+            }
             if let interval = policy.refreshInterval { schedule(after: interval) }
         case let .failure(error):
             fail(error)

@@ -43,6 +43,15 @@ struct FetchedPosts: Sendable {
         self.posts = posts
         json = EventFrame.json(posts)
     }
+
+    /// Whether `other` holds the same posts: their canonical JSON compared byte for byte (one
+    /// `memcmp`; `String ==` compares canonically, scalar by scalar, slow for megabytes).
+    func hasSameJSON(as other: FetchedPosts) -> Bool {
+        var mine = json, theirs = other.json
+        return mine.withUTF8 { a in
+            theirs.withUTF8 { b in a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) }
+        }
+    }
 }
 
 /// Why an upstream body is not a feed of posts; the description is the `error.message` clients
