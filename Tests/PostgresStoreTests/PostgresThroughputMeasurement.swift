@@ -12,6 +12,9 @@ final class PostgresThroughputMeasurement: PostgresTestCase {
             let url = try makeDatabase()
             var options = PostgresStoreOptions.testing
             options.commitLanes = lanes
+            // A measurement, not a liveness check (PostgresOutageTests is that): 64 writers on a
+            // 2-core machine running other suites once went 5 s without an answer and failed it.
+            options.queryTimeout = .seconds(30)
             var stores: [PostgresStore] = []
             for _ in 0..<instances { stores.append(try await makeStore(url, options: options)) }
             let writers = 64
