@@ -36,11 +36,15 @@ public final class TidingsClient {
         /// The largest event (and line) the stream accepts; a larger one drops the connection.
         /// Big enough for a posts feed at the server's 8 MiB upstream limit, re-encoded.
         public var maxEventBytes: Int
+        /// The environment every read, write and stream addresses (nil: `default`, through the
+        /// unprefixed paths); `staging` talks to `<url>/environments/staging/...`.
+        public var environment: String?
 
         public init(url: URL, credentials: TidingsCredentials = .none, preferenceKeys: [String]? = nil,
                     observesThings: Bool = true, observesPosts: Bool = true,
                     reconnect: ReconnectPolicy = ReconnectPolicy(), streamIdleTimeout: TimeInterval = 60,
-                    maxEventBytes: Int = 32 << 20) {
+                    maxEventBytes: Int = 32 << 20, environment: String? = nil) {
+            self.environment = environment
             self.url = url
             self.credentials = credentials
             self.preferenceKeys = preferenceKeys
@@ -68,7 +72,11 @@ public final class TidingsClient {
 
     public init(configuration: Configuration) {
         self.configuration = configuration
-        let transport = Transport(baseURL: configuration.url, credentials: configuration.credentials,
+        var base = configuration.url
+        if let environment = configuration.environment {
+            base = base.appendingPathComponent("environments").appendingPathComponent(environment)
+        }
+        let transport = Transport(baseURL: base, credentials: configuration.credentials,
                                   maxBodyBytes: max(16 << 20, configuration.maxEventBytes),
                                   streamIdleTimeout: configuration.streamIdleTimeout)
         self.transport = transport

@@ -119,10 +119,15 @@ public struct StoreWrite: Sendable, Hashable {
     public var actor: String
     /// Why (`Tidings-Reason`), recorded with every change it makes.
     public var reason: String?
+    /// The environment every operation of the write applies to (``EnvironmentName/default``
+    /// unless said); it must exist when the write runs (else ``StoreError/unknownEnvironment(_:)``),
+    /// except for ``WriteOperation/createEnvironment(copiedFrom:limit:)``, which makes it.
+    public var environment: String
 
     public init(_ operations: [WriteOperation], expectedRevisions: [String: Set<UInt64>] = [:],
-                actor: String = "", reason: String? = nil) {
+                actor: String = "", reason: String? = nil, environment: String = EnvironmentName.default) {
         self.operations = operations
+        self.environment = environment
         self.expectedRevisions = expectedRevisions
         self.actor = actor
         self.reason = reason
@@ -145,8 +150,31 @@ public enum WriteOperation: Sendable, Hashable {
     /// Fails with ``StoreError/duplicateThing(_:)`` if the list repeats an entry.
     case replaceThings([String])
     /// Stores the posts feed's document (one line of JSON, what `GET /posts` and the `posts`
-    /// event carry); the same text as stored is no change.
+    /// event carry); the same text as stored is no change. Posts are shared by every
+    /// environment (their change is recorded in `default`).
     case setPosts(String)
+    /// Creates the write's environment (empty: every preference at its default, no things),
+    /// recording `copiedFrom` as where it came from; the operations after it fill it in the
+    /// same transaction. Fails with ``StoreError/environmentExists(_:)`` when it exists, and
+    /// with ``StoreError/tooManyEnvironments(limit:)`` when `limit` environments exist already.
+    case createEnvironment(copiedFrom: String?, limit: Int)
+    /// Deletes the write's environment: its values, things and history go (its history rows
+    /// become ``Change/Kind/environment(_:copiedFrom:)`` `.erased` rows, so the change table
+    /// stays contiguous). `default` cannot be deleted (``StoreError/defaultEnvironment``).
+    case deleteEnvironment
+}
+
+/// Environment names (API.md "Environments").
+public enum EnvironmentName {
+    /// The environment the unprefixed paths address; it always exists.
+    public static let `default` = "default"
+
+    /// `^[a-z][a-z0-9-]{0,31}$`.
+    public static func isValid(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...32).contains(bytes.count), (97...122).contains(bytes[0]) else { return false }
+        return bytes.dropFirst().allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 45 }
+    }
 }
 
 /// One committed change, as every instance reads it from the change table.
@@ -154,6 +182,14 @@ public struct Change: Sendable, Hashable {
     /// What a change did to the thing list.
     public enum ThingsOp: String, Sendable, Hashable {
         case add, remove, replace
+    }
+
+    /// What a change did to an environment.
+    public enum EnvironmentOp: String, Sendable, Hashable {
+        case created, deleted
+        /// A row of a deleted environment's history: it holds nothing any more, and only keeps
+        /// the change table contiguous (every reader skips it).
+        case erased
     }
 
     /// What changed: one preference, the thing list, or the posts document.
@@ -164,6 +200,9 @@ public struct Change: Sendable, Hashable {
         case things(op: ThingsOp, thing: String?, list: [String])
         /// The posts document.
         case posts(String)
+        /// The change's environment was created (as a copy of `copiedFrom`, when set) or
+        /// deleted, or the row is what is left of a deleted environment's history.
+        case environment(EnvironmentOp, copiedFrom: String?)
     }
 
     /// The global revision this change took.
@@ -179,9 +218,12 @@ public struct Change: Sendable, Hashable {
     /// What it replaced: a preference's previous stored JSON (nil: its default), or before a
     /// things replacement the previous list as a JSON array; nil for add, remove and posts.
     public var before: String?
+    /// The environment it happened in (posts changes: `default`; erased rows: "").
+    public var environment: String
 
     public init(revision: UInt64, kind: Kind, at: Int64 = 0, actor: String = "", reason: String? = nil,
-                before: String? = nil) {
+                before: String? = nil, environment: String = EnvironmentName.default) {
+        self.environment = environment
         self.revision = revision
         self.kind = kind
         self.at = at
@@ -198,6 +240,7 @@ public struct Change: Sendable, Hashable {
         case let .preference(key, json): return 32 + metadata + key.utf8.count + (json?.utf8.count ?? 0)
         case let .things(_, thing, list): return 32 + metadata + (thing?.utf8.count ?? 0) + list.reduce(0) { $0 + $1.utf8.count + 3 }
         case let .posts(document): return 32 + metadata + document.utf8.count
+        case let .environment(_, copiedFrom): return 32 + metadata + environment.utf8.count + (copiedFrom?.utf8.count ?? 0)
         }
     }
 }

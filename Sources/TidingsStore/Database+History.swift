@@ -6,14 +6,15 @@ internal import GRDB
 extension Database {
     // MARK: Checkpoints and the base
 
-    /// The state the tables hold now, as a checkpoint.
-    func currentCheckpointState() throws -> CheckpointState {
+    /// The state of the tables before environments (schema v4 and v5), as a checkpoint: what
+    /// migration v4 starts the history base from.
+    func legacyCheckpointState() throws -> CheckpointState {
         var state = CheckpointState()
         for row in try Row.fetchAll(self, sql: "SELECT key, value, revision FROM preference") {
             let revision: Int64 = row["revision"]
             state.p[row["key"]] = CheckpointState.Entry(v: row["value"], r: UInt64(revision))
         }
-        state.t = try thingList()
+        state.t = try String.fetchAll(self, sql: "SELECT text FROM thing ORDER BY position")
         let meta = try Row.fetchOne(self, sql: "SELECT thingsRevision, lastAt FROM meta WHERE id = 1")
         let thingsRevision: Int64 = meta?["thingsRevision"] ?? 0
         state.tr = UInt64(thingsRevision)
@@ -21,19 +22,49 @@ extension Database {
         return state
     }
 
-    /// Writes a checkpoint of the current state as revision `revision` (inside the commit).
-    func writeCheckpoint(revision: UInt64) throws {
-        try cachedStatement(sql: "INSERT OR REPLACE INTO checkpoint (revision, state) VALUES (?, ?)")
-            .execute(arguments: [Int64(revision), try currentCheckpointState().json])
+    /// The state `environment` holds now, as a checkpoint.
+    func currentCheckpointState(environment: String) throws -> CheckpointState {
+        var state = CheckpointState()
+        for row in try Row.fetchAll(cachedStatement(sql: "SELECT key, value, revision FROM preference WHERE environment = ?"),
+                                    arguments: [environment]) {
+            let revision: Int64 = row["revision"]
+            state.p[row["key"]] = CheckpointState.Entry(v: row["value"], r: UInt64(revision))
+        }
+        state.t = try thingList(environment: environment)
+        let thingsRevision = try Int64.fetchOne(cachedStatement(sql: "SELECT thingsRevision FROM environment WHERE name = ?"),
+                                                arguments: [environment]) ?? 0
+        state.tr = UInt64(thingsRevision)
+        state.a = try Int64.fetchOne(cachedStatement(sql: "SELECT lastAt FROM meta WHERE id = 1")) ?? 0
+        return state
     }
 
-    /// The history base: the state just before the oldest retained change row.
-    func historyBase() throws -> (revision: UInt64, state: CheckpointState) {
-        guard let row = try Row.fetchOne(cachedStatement(sql: "SELECT revision, state FROM history_base WHERE id = 1")) else {
-            return (0, CheckpointState())
+    /// Writes a checkpoint of every environment's current state as revision `revision` (inside the commit).
+    func writeCheckpoint(revision: UInt64) throws {
+        for environment in try String.fetchAll(cachedStatement(sql: "SELECT name FROM environment")) {
+            try cachedStatement(sql: "INSERT OR REPLACE INTO checkpoint (revision, environment, state) VALUES (?, ?, ?)")
+                .execute(arguments: [Int64(revision), environment, try currentCheckpointState(environment: environment).json])
         }
+    }
+
+    /// The history floor (the revision just before the oldest retained change row) and when it
+    /// was committed (0: unknown), kept on `default`'s base row.
+    func historyFloor() throws -> (revision: UInt64, at: Int64) {
+        guard let row = try Row.fetchOne(cachedStatement(sql: "SELECT revision, state FROM history_base WHERE environment = ?"),
+                                         arguments: [EnvironmentName.default]) else { return (0, 0) }
         let revision: Int64 = row["revision"]
-        return (UInt64(revision), try CheckpointState.decode(row["state"]))
+        return (UInt64(revision), try CheckpointState.decode(row["state"]).a)
+    }
+
+    /// `environment`'s history base: its state just before the oldest retained change row.
+    func historyBase(environment: String = EnvironmentName.default) throws -> (revision: UInt64, state: CheckpointState) {
+        let (floor, at) = try historyFloor()
+        guard let text = try String.fetchOne(cachedStatement(sql: "SELECT state FROM history_base WHERE environment = ?"),
+                                             arguments: [environment]) else {
+            var empty = CheckpointState()
+            empty.a = at
+            return (floor, empty)
+        }
+        return (floor, try CheckpointState.decode(text))
     }
 
     /// The clock of the commit: `now`, but never earlier than the last commit's (so `at`
@@ -67,7 +98,8 @@ extension Database {
         let oldestAt = try Int64.fetchOne(cachedStatement(sql: "SELECT at FROM change WHERE revision = ?"), arguments: [oldest]) ?? 0
         guard mustGo(oldestAt), !kept() else { return }
 
-        var (baseRevision, base) = try historyBase()
+        var (baseRevision, lastAt) = try historyFloor()
+        var bases: [String: CheckpointState] = [:]
         var removedBytes: Int64 = 0
         var last: Int64?
         scan: while true {
@@ -80,8 +112,16 @@ extension Database {
                 guard mustGo(at), !kept() else { break scan }
                 let change = try Self.change(row)
                 if change.revision > baseRevision {
-                    base.fold(change.kind, revision: change.revision)
-                    base.a = change.at
+                    switch change.kind {
+                    case .preference, .things:
+                        if bases[change.environment] == nil {
+                            bases[change.environment] = try historyBase(environment: change.environment).state
+                        }
+                        bases[change.environment]?.fold(change.kind, revision: change.revision)
+                    case .posts, .environment:
+                        break
+                    }
+                    lastAt = change.at
                 }
                 let rowBytes: Int64 = row["bytes"]
                 bytes -= rowBytes
@@ -96,8 +136,14 @@ extension Database {
         try cachedStatement(sql: "DELETE FROM change WHERE revision <= ?").execute(arguments: [last])
         try cachedStatement(sql: "DELETE FROM checkpoint WHERE revision <= ?").execute(arguments: [last])
         baseRevision = max(baseRevision, UInt64(last))
-        try cachedStatement(sql: "INSERT OR REPLACE INTO history_base (id, revision, state) VALUES (1, ?, ?)")
-            .execute(arguments: [Int64(baseRevision), base.json])
+        if bases[EnvironmentName.default] == nil { bases[EnvironmentName.default] = try historyBase().state }
+        for (environment, var base) in bases {
+            base.a = lastAt
+            try cachedStatement(sql: "INSERT OR REPLACE INTO history_base (environment, revision, state) VALUES (?, ?, ?)")
+                .execute(arguments: [environment, Int64(baseRevision), base.json])
+        }
+        // Every environment's base moves to the new floor (a base's revision is the floor's).
+        try cachedStatement(sql: "UPDATE history_base SET revision = ?").execute(arguments: [Int64(baseRevision)])
         if removedBytes > 0 {
             try cachedStatement(sql: "UPDATE meta SET historyBytes = MAX(0, historyBytes - ?) WHERE id = 1").execute(arguments: [removedBytes])
         }
@@ -106,9 +152,9 @@ extension Database {
     // MARK: Reads
 
     /// The state as of `point` (see ``HistoryStore/state(asOf:)``).
-    func readState(asOf point: HistoryPoint) throws -> HistoricalState {
+    func readState(asOf point: HistoryPoint, environment: String = EnvironmentName.default) throws -> HistoricalState {
         let current = try storedRevision()
-        let (floor, base) = try historyBase()
+        let (floor, base) = try historyBase(environment: environment)
         let revision: UInt64
         switch point {
         case let .revision(wanted):
@@ -128,8 +174,11 @@ extension Database {
         var state = base
         var start = floor
         if let row = try Row.fetchOne(
-            cachedStatement(sql: "SELECT revision, state FROM checkpoint WHERE revision <= ? AND revision >= ? ORDER BY revision DESC LIMIT 1"),
-            arguments: [Int64(revision), Int64(floor)]) {
+            cachedStatement(sql: """
+                SELECT revision, state FROM checkpoint WHERE environment = ? AND revision <= ? AND revision >= ?
+                 ORDER BY revision DESC LIMIT 1
+                """),
+            arguments: [environment, Int64(revision), Int64(floor)]) {
             let checkpoint: Int64 = row["revision"]
             start = UInt64(checkpoint)
             state = try CheckpointState.decode(row["state"])
@@ -139,16 +188,16 @@ extension Database {
             // checkpoint interval of rows.
             let rows = try Row.fetchAll(cachedStatement(sql: """
                 SELECT subject, value, MAX(revision) AS revision FROM change
-                 WHERE revision > ? AND revision <= ? AND kind = 'preference' GROUP BY subject
-                """), arguments: [Int64(start), Int64(revision)])
+                 WHERE revision > ? AND revision <= ? AND kind = 'preference' AND environment = ? GROUP BY subject
+                """), arguments: [Int64(start), Int64(revision), environment])
             for row in rows {
                 let changed: Int64 = row["revision"]
                 state.p[row["subject"]] = CheckpointState.Entry(v: row["value"], r: UInt64(changed))
             }
             if let row = try Row.fetchOne(cachedStatement(sql: """
                 SELECT revision, value FROM change
-                 WHERE revision > ? AND revision <= ? AND kind = 'things' ORDER BY revision DESC LIMIT 1
-                """), arguments: [Int64(start), Int64(revision)]) {
+                 WHERE revision > ? AND revision <= ? AND kind = 'things' AND environment = ? ORDER BY revision DESC LIMIT 1
+                """), arguments: [Int64(start), Int64(revision), environment]) {
                 let changed: Int64 = row["revision"]
                 guard let list = ChangeRow(kind: "things", op: "replace", subject: nil, value: row["value"]).decoded,
                       case let .things(_, _, things) = list else {
@@ -179,6 +228,8 @@ extension Database {
         if query.things { kinds.append("kind = 'things'") }
         guard !kinds.isEmpty, query.limit > 0 else { return [] }
         conditions.append("(" + kinds.joined(separator: " OR ") + ")")
+        conditions.append("environment = ?")
+        arguments.append(query.environment)
         let order: String
         switch query.direction {
         case let .newestFirst(before):

@@ -14,11 +14,16 @@ extension Database {
             .execute(arguments: [Int64(revision)])
     }
 
+    /// Whether `environment` exists.
+    func environmentExists(_ environment: String) throws -> Bool {
+        try Bool.fetchOne(cachedStatement(sql: "SELECT 1 FROM environment WHERE name = ?"), arguments: [environment]) == true
+    }
+
     /// `If-Match`: every named key's durable revision must be one the write accepts.
-    func checkExpectedRevisions(_ expected: [String: Set<UInt64>]) throws {
+    func checkExpectedRevisions(_ expected: [String: Set<UInt64>], environment: String = EnvironmentName.default) throws {
         for (key, accepted) in expected.sorted(by: { $0.key < $1.key }) {
             let current = try Int64.fetchOne(
-                cachedStatement(sql: "SELECT revision FROM preference WHERE key = ?"), arguments: [key]
+                cachedStatement(sql: "SELECT revision FROM preference WHERE environment = ? AND key = ?"), arguments: [environment, key]
             ).map(UInt64.init) ?? 0
             guard accepted.contains(current) else { throw StoreError.preconditionFailed(key: key, current: current) }
         }
@@ -26,13 +31,16 @@ extension Database {
 
     /// Applies `operation` as revision `revision` and logs it with `stamp` (when, who, why);
     /// nil when it changed nothing (then the revision is not used).
-    func apply(_ operation: WriteOperation, revision: UInt64, stamp: ChangeStamp = ChangeStamp()) throws -> Change? {
+    func apply(_ operation: WriteOperation, revision: UInt64, stamp: ChangeStamp = ChangeStamp(),
+               environment env: String = EnvironmentName.default) throws -> Change? {
         let rev = Int64(revision)
         let kind: Change.Kind
         var before: String?
+        var changeEnvironment = env
         switch operation {
         case let .setPreference(key, json, defaultJSON):
-            let row = try Row.fetchOne(cachedStatement(sql: "SELECT value FROM preference WHERE key = ?"), arguments: [key])
+            let row = try Row.fetchOne(cachedStatement(sql: "SELECT value FROM preference WHERE environment = ? AND key = ?"),
+                                       arguments: [env, key])
             let stored: String? = row?["value"]
             // Bytes, as PostgreSQL compares them (`IS DISTINCT FROM`): `String ==` is canonical
             // equivalence ("é" == "e\u{301}"), which made a change a no-op here alone, and costs
@@ -41,35 +49,36 @@ extension Database {
             before = stored
             do {
                 try cachedStatement(sql: """
-                    INSERT INTO preference (key, value, revision) VALUES (?, ?, ?)
-                    ON CONFLICT (key) DO UPDATE SET value = excluded.value, revision = excluded.revision
-                    """).execute(arguments: [key, json, rev])
+                    INSERT INTO preference (environment, key, value, revision) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (environment, key) DO UPDATE SET value = excluded.value, revision = excluded.revision
+                    """).execute(arguments: [env, key, json, rev])
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_CHECK {
                 throw StoreError.invalidJSON(key: key)
             }
             kind = .preference(key: key, json: json)
         case let .addThing(thing):
-            if try Bool.fetchOne(cachedStatement(sql: "SELECT 1 FROM thing WHERE text = ?"), arguments: [thing]) == true {
+            if try Bool.fetchOne(cachedStatement(sql: "SELECT 1 FROM thing WHERE environment = ? AND text = ?"),
+                                 arguments: [env, thing]) == true {
                 throw StoreError.duplicateThing(thing)
             }
             try cachedStatement(sql: """
-                INSERT INTO thing (text, position)
-                VALUES (?, (SELECT COALESCE(MAX(position), 0) + 1 FROM thing))
-                """).execute(arguments: [thing])
-            kind = .things(op: .add, thing: thing, list: try thingList())
+                INSERT INTO thing (environment, text, position)
+                VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM thing WHERE environment = ?))
+                """).execute(arguments: [env, thing, env])
+            kind = .things(op: .add, thing: thing, list: try thingList(environment: env))
         case let .removeThing(thing):
-            try cachedStatement(sql: "DELETE FROM thing WHERE text = ?").execute(arguments: [thing])
+            try cachedStatement(sql: "DELETE FROM thing WHERE environment = ? AND text = ?").execute(arguments: [env, thing])
             if changesCount == 0 { throw StoreError.thingNotFound(thing) }
-            kind = .things(op: .remove, thing: thing, list: try thingList())
+            kind = .things(op: .remove, thing: thing, list: try thingList(environment: env))
         case let .replaceThings(things):
             if let repeated = things.firstRepeatedEntry { throw StoreError.duplicateThing(repeated) }
-            let current = try thingList()
+            let current = try thingList(environment: env)
             if current.elementsEqual(things, by: { $0.utf8.elementsEqual($1.utf8) }) { return nil }
             before = ChangeRow.listJSON(current)
-            try execute(sql: "DELETE FROM thing")
-            let insert = try cachedStatement(sql: "INSERT INTO thing (text, position) VALUES (?, ?)")
+            try cachedStatement(sql: "DELETE FROM thing WHERE environment = ?").execute(arguments: [env])
+            let insert = try cachedStatement(sql: "INSERT INTO thing (environment, text, position) VALUES (?, ?, ?)")
             for (index, thing) in things.enumerated() {
-                try insert.execute(arguments: [thing, index + 1])
+                try insert.execute(arguments: [env, thing, index + 1])
             }
             kind = .things(op: .replace, thing: nil, list: things)
         case let .setPosts(document):
@@ -80,43 +89,91 @@ extension Database {
                 ON CONFLICT (id) DO UPDATE SET document = excluded.document, revision = excluded.revision
                 """).execute(arguments: [document, rev])
             kind = .posts(document)
+            changeEnvironment = EnvironmentName.default
+        case let .createEnvironment(copiedFrom, limit):
+            if try environmentExists(env) { throw StoreError.environmentExists(env) }
+            let count = try Int.fetchOne(cachedStatement(sql: "SELECT COUNT(*) FROM environment")) ?? 0
+            if count >= limit { throw StoreError.tooManyEnvironments(limit: limit) }
+            try cachedStatement(sql: "INSERT INTO environment (name, createdAt, copiedFrom) VALUES (?, ?, ?)")
+                .execute(arguments: [env, stamp.at, copiedFrom])
+            kind = .environment(.created, copiedFrom: copiedFrom)
+        case .deleteEnvironment:
+            if env == EnvironmentName.default { throw StoreError.defaultEnvironment }
+            try eraseEnvironment(env)
+            kind = .environment(.deleted, copiedFrom: nil)
         }
         if case .things = kind {
-            try cachedStatement(sql: "UPDATE meta SET thingsRevision = ? WHERE id = 1").execute(arguments: [rev])
+            try cachedStatement(sql: "UPDATE environment SET thingsRevision = ? WHERE name = ?").execute(arguments: [rev, env])
         }
-        let change = Change(revision: revision, kind: kind, at: stamp.at, actor: stamp.actor, reason: stamp.reason, before: before)
+        switch kind {
+        case .preference, .things, .environment(.created, _):
+            try cachedStatement(sql: "UPDATE environment SET revision = ? WHERE name = ?").execute(arguments: [rev, env])
+        case .posts, .environment:
+            break
+        }
+        let change = Change(revision: revision, kind: kind, at: stamp.at, actor: stamp.actor, reason: stamp.reason, before: before,
+                            environment: changeEnvironment)
         let row = ChangeRow(change.kind)
         try cachedStatement(sql: """
-            INSERT INTO change (revision, kind, op, subject, value, bytes, at, actor, reason, before)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO change (revision, kind, op, subject, value, bytes, at, actor, reason, before, environment)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [rev, row.kind, row.op, row.subject, row.value, change.byteCount,
-                                     stamp.at, stamp.actor, stamp.reason, before])
+                                     stamp.at, stamp.actor, stamp.reason, before, changeEnvironment])
         try cachedStatement(sql: "UPDATE meta SET historyBytes = historyBytes + ? WHERE id = 1")
             .execute(arguments: [change.byteCount])
         return change
     }
 
-    func thingList() throws -> [String] {
-        try String.fetchAll(cachedStatement(sql: "SELECT text FROM thing ORDER BY position"))
+    func thingList(environment: String = EnvironmentName.default) throws -> [String] {
+        try String.fetchAll(cachedStatement(sql: "SELECT text FROM thing WHERE environment = ? ORDER BY position"),
+                            arguments: [environment])
+    }
+
+    /// Deletes `environment`'s values, things, checkpoints and base, and turns its history rows
+    /// into erased rows (nothing but their revision and 32 bytes), keeping the byte total right.
+    func eraseEnvironment(_ environment: String) throws {
+        guard try environmentExists(environment) else { throw StoreError.unknownEnvironment(environment) }
+        let bytes = try Int64.fetchOne(cachedStatement(sql: "SELECT COALESCE(SUM(bytes - 32), 0) FROM change WHERE environment = ?"),
+                                       arguments: [environment]) ?? 0
+        try cachedStatement(sql: """
+            UPDATE change SET kind = 'environment', op = 'erased', subject = NULL, value = NULL, bytes = 32,
+                              actor = '', reason = NULL, before = NULL, environment = ''
+             WHERE environment = ?
+            """).execute(arguments: [environment])
+        try cachedStatement(sql: "UPDATE meta SET historyBytes = MAX(0, historyBytes - ?) WHERE id = 1").execute(arguments: [bytes])
+        for table in ["preference", "thing", "checkpoint", "history_base"] {
+            try execute(sql: "DELETE FROM \(table) WHERE environment = ?", arguments: [environment])
+        }
+        try cachedStatement(sql: "DELETE FROM environment WHERE name = ?").execute(arguments: [environment])
     }
 
     func readSnapshot() throws -> StoreSnapshot {
-        let meta = try Row.fetchOne(self, sql: "SELECT revision, thingsRevision, identity FROM meta WHERE id = 1")
-        var preferences: [String: StoredPreference] = [:]
-        for row in try Row.fetchAll(self, sql: "SELECT key, value, revision FROM preference") {
+        let meta = try Row.fetchOne(self, sql: "SELECT revision, identity FROM meta WHERE id = 1")
+        var environments: [String: StoredEnvironment] = [:]
+        for row in try Row.fetchAll(self, sql: "SELECT name, createdAt, copiedFrom, thingsRevision, revision FROM environment") {
+            let thingsRevision: Int64 = row["thingsRevision"]
             let revision: Int64 = row["revision"]
-            preferences[row["key"]] = StoredPreference(json: row["value"], revision: UInt64(revision))
+            let name: String = row["name"]
+            environments[name] = StoredEnvironment(name: name, createdAt: row["createdAt"], copiedFrom: row["copiedFrom"],
+                                                   revision: UInt64(revision), things: try thingList(environment: name),
+                                                   thingsRevision: UInt64(thingsRevision))
         }
-        let things = try thingList()
+        for row in try Row.fetchAll(self, sql: "SELECT environment, key, value, revision FROM preference") {
+            let revision: Int64 = row["revision"]
+            environments[row["environment"]]?.preferences[row["key"]] = StoredPreference(json: row["value"], revision: UInt64(revision))
+        }
         let posts = try Row.fetchOne(self, sql: "SELECT document, revision FROM posts WHERE id = 1").map { row -> StoredPosts in
             let revision: Int64 = row["revision"]
             return StoredPosts(document: row["document"], revision: UInt64(revision))
         }
         let revision: Int64 = meta?["revision"] ?? 0
-        let thingsRevision: Int64 = meta?["thingsRevision"] ?? 0
-        return StoreSnapshot(
-            revision: UInt64(revision), preferences: preferences,
-            things: things, thingsRevision: UInt64(thingsRevision), posts: posts, identity: meta?["identity"])
+        let main = environments[EnvironmentName.default] ?? StoredEnvironment(name: EnvironmentName.default)
+        var snapshot = StoreSnapshot(
+            revision: UInt64(revision), preferences: main.preferences,
+            things: main.things, thingsRevision: main.thingsRevision, posts: posts, identity: meta?["identity"])
+        environments[EnvironmentName.default] = main
+        snapshot.environments = environments
+        return snapshot
     }
 
     /// Change rows after `revision`, in order, at most `limit`, with the database's identity,
@@ -160,7 +217,7 @@ extension Database {
     }
 
     /// The columns ``change(_:)`` reads.
-    static let changeColumns = "revision, kind, op, subject, value, at, actor, reason, before"
+    static let changeColumns = "revision, kind, op, subject, value, at, actor, reason, before, environment"
 
     static func change(_ row: Row) throws -> Change {
         let revision: Int64 = row["revision"]
@@ -168,7 +225,7 @@ extension Database {
             throw StoreError.database("unreadable change-log entry at revision \(revision)")
         }
         return Change(revision: UInt64(revision), kind: kind, at: row["at"], actor: row["actor"],
-                      reason: row["reason"], before: row["before"])
+                      reason: row["reason"], before: row["before"], environment: row["environment"])
     }
 }
 
@@ -199,6 +256,7 @@ struct ChangeRow {
         case let .things(op, thing, list):
             self.init(kind: "things", op: op.rawValue, subject: thing, value: Self.listJSON(list))
         case let .posts(document): self.init(kind: "posts", op: nil, subject: nil, value: document)
+        case let .environment(op, copiedFrom): self.init(kind: "environment", op: op.rawValue, subject: copiedFrom, value: nil)
         }
     }
 
@@ -219,6 +277,9 @@ struct ChangeRow {
             return .things(op: op, thing: subject, list: list)
         case "posts":
             return value.map(Change.Kind.posts)
+        case "environment":
+            guard let op = op.flatMap(Change.EnvironmentOp.init(rawValue:)) else { return nil }
+            return .environment(op, copiedFrom: subject)
         default:
             return nil
         }

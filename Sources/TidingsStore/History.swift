@@ -22,9 +22,12 @@ public struct HistoryQuery: Sendable, Hashable {
     public var keys: [String]?
     /// Reading oldest first: only revisions below this one too (a window `after < r < below`).
     public var below: UInt64?
+    /// Only this environment's records.
+    public var environment: String
 
     public init(direction: Direction, limit: Int, preferences: Bool = true, things: Bool = true, keys: [String]? = nil,
-                below: UInt64? = nil) {
+                below: UInt64? = nil, environment: String = EnvironmentName.default) {
+        self.environment = environment
         self.direction = direction
         self.limit = limit
         self.preferences = preferences
@@ -110,7 +113,7 @@ struct CheckpointState: Codable, Sendable, Hashable {
         case let .things(_, _, list):
             t = list
             tr = revision
-        case .posts: break
+        case .posts, .environment: break
         }
     }
 
@@ -125,11 +128,18 @@ public protocol HistoryStore: Sendable {
     /// A page of change records, in the query's order.
     func history(_ query: HistoryQuery) async throws -> [Change]
 
-    /// The preferences and things as of `point`.
+    /// The preferences and things of `environment` as of `point` (the revision is global).
     ///
     /// - Throws: ``StoreError/futureRevision(current:)`` for a revision newer than the current
     ///   one; ``StoreError/beyondHistory(oldestReadable:)`` for one older than retention keeps.
-    func state(asOf point: HistoryPoint) async throws -> HistoricalState
+    func state(asOf point: HistoryPoint, environment: String) async throws -> HistoricalState
+}
+
+extension HistoryStore {
+    /// The state of `default` as of `point`.
+    public func state(asOf point: HistoryPoint) async throws -> HistoricalState {
+        try await state(asOf: point, environment: EnvironmentName.default)
+    }
 }
 
 /// How often both stores write a checkpoint of the whole state (in revisions), so that an

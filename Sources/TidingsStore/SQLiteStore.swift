@@ -135,8 +135,8 @@ public final class SQLiteStore: ChangeStore {
         try await readHistory { try $0.readHistory(query) }
     }
 
-    public func state(asOf point: HistoryPoint) async throws -> HistoricalState {
-        try await readHistory { try $0.readState(asOf: point) }
+    public func state(asOf point: HistoryPoint, environment: String) async throws -> HistoricalState {
+        try await readHistory { try $0.readState(asOf: point, environment: environment) }
     }
 
     /// A read on the history's own connection (one transaction: one snapshot), off the caller's thread.

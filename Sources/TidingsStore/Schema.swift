@@ -105,7 +105,7 @@ enum Schema {
             if oldest == 1 || (oldest == nil && revision == 0) {
                 try db.execute(sql: "INSERT INTO history_base (id, revision, state) VALUES (1, 0, '{}')")
             } else {
-                var base = try db.currentCheckpointState()
+                var base = try db.legacyCheckpointState()
                 base.a = now
                 try db.execute(sql: "INSERT INTO history_base (id, revision, state) VALUES (1, ?, ?)",
                                arguments: [Int64(revision), base.json])
@@ -116,6 +116,64 @@ enum Schema {
         migrator.registerMigration("v5") { db in
             try db.execute(sql: "ALTER TABLE meta ADD COLUMN identity TEXT")
             try db.execute(sql: "UPDATE meta SET identity = ? WHERE id = 1", arguments: [UUID().uuidString.lowercased()])
+        }
+        // v6: environments (API.md "Environments"). Values, things, history rows, checkpoints
+        // and the history base are keyed by environment; what the file held is `default`. The
+        // revision counter stays global. `environment` lists them, with the things revision and
+        // the latest change of each (meta.thingsRevision is no longer kept).
+        migrator.registerMigration("v6") { db in
+            let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+            try db.execute(sql: """
+                CREATE TABLE environment (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    createdAt INTEGER NOT NULL,
+                    copiedFrom TEXT,
+                    thingsRevision INTEGER NOT NULL DEFAULT 0,
+                    revision INTEGER NOT NULL DEFAULT 0
+                ) WITHOUT ROWID;
+                INSERT INTO environment (name, createdAt, thingsRevision, revision)
+                    SELECT 'default', ?, thingsRevision,
+                           MAX(thingsRevision, COALESCE((SELECT MAX(revision) FROM preference), 0)) FROM meta WHERE id = 1;
+                CREATE TABLE preference_v6 (
+                    environment TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    value TEXT CHECK (value IS NULL OR json_valid(value)),
+                    revision INTEGER NOT NULL,
+                    PRIMARY KEY (environment, key)
+                ) WITHOUT ROWID;
+                INSERT INTO preference_v6 (environment, key, value, revision) SELECT 'default', key, value, revision FROM preference;
+                DROP TABLE preference;
+                ALTER TABLE preference_v6 RENAME TO preference;
+                CREATE TABLE thing_v6 (
+                    environment TEXT NOT NULL,
+                    text TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    PRIMARY KEY (environment, text),
+                    UNIQUE (environment, position)
+                ) WITHOUT ROWID;
+                INSERT INTO thing_v6 (environment, text, position) SELECT 'default', text, position FROM thing;
+                DROP TABLE thing;
+                ALTER TABLE thing_v6 RENAME TO thing;
+                ALTER TABLE change ADD COLUMN environment TEXT NOT NULL DEFAULT 'default';
+                CREATE INDEX change_environment ON change (environment, revision);
+                CREATE TABLE checkpoint_v6 (
+                    revision INTEGER NOT NULL,
+                    environment TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    PRIMARY KEY (environment, revision)
+                );
+                INSERT INTO checkpoint_v6 (revision, environment, state) SELECT revision, 'default', state FROM checkpoint;
+                DROP TABLE checkpoint;
+                ALTER TABLE checkpoint_v6 RENAME TO checkpoint;
+                CREATE TABLE history_base_v6 (
+                    environment TEXT PRIMARY KEY NOT NULL,
+                    revision INTEGER NOT NULL,
+                    state TEXT NOT NULL
+                );
+                INSERT INTO history_base_v6 (environment, revision, state) SELECT 'default', revision, state FROM history_base;
+                DROP TABLE history_base;
+                ALTER TABLE history_base_v6 RENAME TO history_base;
+                """, arguments: [now])
         }
         return migrator
     }

@@ -25,6 +25,14 @@ public enum StoreError: Error, Sendable, Hashable {
     /// The database cannot be reached right now (PostgreSQL down, connection lost); nothing
     /// was written. Retry later.
     case unavailable(String)
+    /// The write's environment does not exist (never created, or deleted meanwhile).
+    case unknownEnvironment(String)
+    /// `createEnvironment`: it exists already; nothing was written.
+    case environmentExists(String)
+    /// `createEnvironment`: `limit` environments exist already.
+    case tooManyEnvironments(limit: Int)
+    /// `deleteEnvironment` of `default`, which always exists.
+    case defaultEnvironment
     /// SQLite failed (I/O error, disk full, file locked by another process for too long, ...).
     case database(String)
 }

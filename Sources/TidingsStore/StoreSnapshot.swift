@@ -12,6 +12,9 @@ public struct StoreSnapshot: Sendable, Hashable {
     public var posts: StoredPosts?
     /// The database's identity (see ``ChangePage/identity``); nil when the store has none.
     public var identity: String?
+    /// Every environment, `default` included (whose state is also ``preferences``, ``things``
+    /// and ``thingsRevision``), by name.
+    public var environments: [String: StoredEnvironment]
 
     public init(
         revision: UInt64, preferences: [String: StoredPreference],
@@ -23,6 +26,32 @@ public struct StoreSnapshot: Sendable, Hashable {
         self.things = things
         self.thingsRevision = thingsRevision
         self.posts = posts
+        self.environments = [EnvironmentName.default: StoredEnvironment(
+            name: EnvironmentName.default, preferences: preferences, things: things, thingsRevision: thingsRevision)]
+    }
+}
+
+/// One environment as the store holds it.
+public struct StoredEnvironment: Sendable, Hashable {
+    public var name: String
+    /// When it was created (microseconds since 1970; for `default`, when the store first had environments).
+    public var createdAt: Int64
+    public var copiedFrom: String?
+    /// The revision of its latest change (0: none).
+    public var revision: UInt64
+    public var preferences: [String: StoredPreference]
+    public var things: [String]
+    public var thingsRevision: UInt64
+
+    public init(name: String, createdAt: Int64 = 0, copiedFrom: String? = nil, revision: UInt64 = 0,
+                preferences: [String: StoredPreference] = [:], things: [String] = [], thingsRevision: UInt64 = 0) {
+        self.name = name
+        self.createdAt = createdAt
+        self.copiedFrom = copiedFrom
+        self.revision = revision
+        self.preferences = preferences
+        self.things = things
+        self.thingsRevision = thingsRevision
     }
 }
 

@@ -27,8 +27,13 @@ extension StoreWrite {
                 if things.contains(where: Self.hasNUL) { return .unstorableText("a thing") }
             case let .setPosts(document):
                 if Self.hasNUL(document) { return .unstorableText("the posts document") }
+            case let .createEnvironment(copiedFrom, _):
+                if Self.hasNUL(copiedFrom ?? "") { return .unstorableText("the environment copied from") }
+            case .deleteEnvironment:
+                break
             }
         }
+        if !EnvironmentName.isValid(environment) { return .unknownEnvironment(String(environment.prefix(64))) }
         if expectedRevisions.keys.contains(where: Self.hasNUL) { return .unstorableText("an If-Match key") }
         if Self.hasNUL(actor) { return .unstorableText("the actor") }
         if Self.hasNUL(reason ?? "") { return .unstorableText("the reason") }
@@ -173,5 +178,12 @@ enum StoredJSON {
         static func isHex(_ byte: UInt8) -> Bool {
             isDigit(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
         }
+    }
+}
+
+extension StoreWrite {
+    /// Whether the write creates its environment (then it need not exist before).
+    public var createsEnvironment: Bool {
+        operations.contains { if case .createEnvironment = $0 { true } else { false } }
     }
 }

@@ -96,9 +96,13 @@ final class StoreWriter: @unchecked Sendable {
                             if let accepted = commit.write.expectedGlobalRevisions, !accepted.contains(next) {
                                 throw StoreError.preconditionFailed(key: "", current: next)
                             }
-                            try db.checkExpectedRevisions(commit.write.expectedRevisions)
+                            let environment = commit.write.environment
+                            if !commit.write.createsEnvironment, try !db.environmentExists(environment) {
+                                throw StoreError.unknownEnvironment(environment)
+                            }
+                            try db.checkExpectedRevisions(commit.write.expectedRevisions, environment: environment)
                             for operation in commit.write.operations {
-                                if let change = try db.apply(operation, revision: next + 1, stamp: stamp) {
+                                if let change = try db.apply(operation, revision: next + 1, stamp: stamp, environment: environment) {
                                     next += 1
                                     changes.append(change)
                                 }

@@ -58,7 +58,8 @@ extension WriteOperation {
             }
         case let (.addThing(thing), .things(.add, changed?, _)), let (.removeThing(thing), .things(.remove, changed?, _)):
             return thing.utf8.elementsEqual(changed.utf8)
-        case (.replaceThings, .things(.replace, _, _)), (.setPosts, .posts):
+        case (.replaceThings, .things(.replace, _, _)), (.setPosts, .posts),
+             (.createEnvironment, .environment(.created, _)), (.deleteEnvironment, .environment(.deleted, _)):
             return true
         default:
             return false

@@ -50,10 +50,16 @@ struct ServerOptions: ParsableArguments {
     @Flag(help: "Open the event stream with a one-use ticket instead of the bearer header.")
     var streamTickets = false
 
+    @Option(help: "The environment (default: $TIDINGS_ENV, else default): every path goes under /environments/ENV.")
+    var env: String? = ProcessInfo.processInfo.environment["TIDINGS_ENV"].flatMap { $0.isEmpty ? nil : $0 }
+
     func validate() throws {
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
               parsed.host != nil else {
             throw ValidationError("--url (or $TIDINGS_URL) must be an http or https URL, like http://127.0.0.1:8080, not '\(url)'")
+        }
+        if let env, env.range(of: "^[a-z][a-z0-9-]{0,31}$", options: .regularExpression) == nil {
+            throw ValidationError("--env (or $TIDINGS_ENV) must match ^[a-z][a-z0-9-]{0,31}$, not '\(env)'")
         }
     }
 
@@ -63,7 +69,7 @@ struct ServerOptions: ParsableArguments {
         let credentials: TidingsCredentials = token.map { streamTickets ? .bearerWithStreamTickets($0) : .bearer($0) } ?? .none
         return TidingsClient(configuration: .init(
             url: URL(string: url)!, credentials: credentials, preferenceKeys: preferenceKeys,
-            observesThings: false, observesPosts: false))
+            observesThings: false, observesPosts: false, environment: env == "default" ? nil : env))
     }
 }
 

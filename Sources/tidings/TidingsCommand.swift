@@ -59,6 +59,8 @@ struct TidingsCommand: ParsableCommand {
     var historyBytes: Int?
     @Option(name: .customLong("trusted-proxy"), help: "Address or CIDR range of a proxy whose X-Forwarded-For / Forwarded names the client (repeatable). Env: TIDINGS_TRUSTED_PROXY (comma-separated)")
     var trustedProxies: [String] = []
+    @Option(name: .customLong("max-environments"), help: "Environments that may exist at once, default included (default 64). Env: TIDINGS_MAX_ENVIRONMENTS")
+    var maxEnvironments: Int?
     @Option(name: .customLong("max-streams"), help: "Event streams open at once (default: the descriptor limit less 10%, at least 256). Env: TIDINGS_MAX_STREAMS")
     var maxStreams: Int?
     @Option(name: .customLong("stream-padding"), help: "Bytes of comment sent first on every event stream, for proxies that hold the first bytes (0-8192, default 0). Env: TIDINGS_STREAM_PADDING")
@@ -119,6 +121,10 @@ struct TidingsCommand: ParsableCommand {
             configuration.maxStreams = try number(nil as Int?, "MAX_STREAMS", 0)
         }
         configuration.streamPadding = try number(streamPadding, "STREAM_PADDING", configuration.streamPadding)
+        configuration.maxEnvironments = try number(maxEnvironments, "MAX_ENVIRONMENTS", configuration.maxEnvironments)
+        guard (1...4_096).contains(configuration.maxEnvironments) else {
+            throw ValidationError("--max-environments must be between 1 and 4096.")
+        }
 
         do {
             _ = try TrustedProxies(configuration.trustedProxies)

@@ -84,7 +84,7 @@ struct HistoryModel {
         case let .things(_, _, list):
             things = list
             thingsRevision = change.revision
-        case .posts: break
+        case .posts, .environment: break
         }
     }
 

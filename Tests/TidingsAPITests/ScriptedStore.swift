@@ -63,7 +63,7 @@ final class ScriptedStore: ChangeStore, @unchecked Sendable {
     /// The scripted store keeps no history of its own (the tests of history use SQLite).
     func history(_ query: HistoryQuery) async throws -> [Change] { [] }
 
-    func state(asOf point: HistoryPoint) async throws -> HistoricalState {
+    func state(asOf point: HistoryPoint, environment: String) async throws -> HistoricalState {
         throw StoreError.beyondHistory(oldestReadable: lock.withLock { snapshot.revision })
     }
 }

@@ -166,7 +166,7 @@ struct Model {
         case let .things(_, _, list):
             things = list
             thingsRevision = change.revision
-        case .posts: break
+        case .posts, .environment: break
         }
     }
 

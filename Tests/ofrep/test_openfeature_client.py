@@ -169,3 +169,23 @@ def test_it_works_with_a_read_token_as_bearer_or_x_api_key():
             assert result.error_message == "unauthorized", headers
     finally:
         secured.stop()
+
+
+def test_two_clients_read_two_environments(server):
+    """API.md "Environments": a provider given `<server>/environments/staging` reads staging."""
+    status, _ = server.request("PUT", "/environments/staging", {"copyFrom": "default"})
+    assert status == 201
+    server.request("PUT", "/preferences/age", {"value": 6})
+    server.request("PUT", "/environments/staging/preferences/age", {"value": 30})
+    server.request("PUT", "/environments/staging/preferences/name", {"value": "staged"})
+    main = client_for(server.base)
+    staging = client_for(server.base + "/environments/staging")
+    assert main.get_integer_value("age", -1) == 6
+    assert staging.get_integer_value("age", -1) == 30
+    assert main.get_string_value("name", "<fallback>") == "fat"
+    assert staging.get_string_value("name", "<fallback>") == "staged"
+    result = staging.get_integer_details("age", -1)
+    assert (result.variant, result.reason) == ("set", Reason.STATIC)
+    # An environment that does not exist is not a flag source: the code default is used.
+    missing = client_for(server.base + "/environments/nope").get_integer_details("age", -1)
+    assert missing.value == -1 and missing.error_code is not None

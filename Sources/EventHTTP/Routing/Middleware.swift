@@ -30,6 +30,21 @@ extension Middleware {
     public func finish(_ request: Request, _ response: inout Response) {}
 }
 
+/// Anything routes can be registered on: a ``RouteGroup``, or a registrar that records or
+/// forwards them (for example to register the same routes once per tenant of a server).
+public protocol RouteRegistrar {
+    /// Registers `handler` for `method` on `template`.
+    func on(_ method: HTTPRequest.Method, _ template: String, _ handler: @escaping RouteHandler)
+}
+
+extension RouteRegistrar {
+    public func get(_ template: String, _ handler: @escaping RouteHandler) { on(.get, template, handler) }
+    public func post(_ template: String, _ handler: @escaping RouteHandler) { on(.post, template, handler) }
+    public func put(_ template: String, _ handler: @escaping RouteHandler) { on(.put, template, handler) }
+    public func patch(_ template: String, _ handler: @escaping RouteHandler) { on(.patch, template, handler) }
+    public func delete(_ template: String, _ handler: @escaping RouteHandler) { on(.delete, template, handler) }
+}
+
 /// Routes registered with the same middleware, which runs (after the router's own) for each of
 /// them. Groups nest: `group.group(more)` runs `group`'s middleware, then `more`.
 ///
@@ -37,7 +52,7 @@ extension Middleware {
 /// let protected = router.group(AccessCheck(policy))
 /// protected.get("/preferences") { request, responder in ... }
 /// ```
-public struct RouteGroup {
+public struct RouteGroup: RouteRegistrar {
     let router: Router
     /// The group's middleware, as an index into `Router.chains`.
     let chain: Int
@@ -46,12 +61,6 @@ public struct RouteGroup {
     public func on(_ method: HTTPRequest.Method, _ template: String, _ handler: @escaping RouteHandler) {
         router.register(method, template, chain: chain, handler)
     }
-
-    public func get(_ template: String, _ handler: @escaping RouteHandler) { on(.get, template, handler) }
-    public func post(_ template: String, _ handler: @escaping RouteHandler) { on(.post, template, handler) }
-    public func put(_ template: String, _ handler: @escaping RouteHandler) { on(.put, template, handler) }
-    public func patch(_ template: String, _ handler: @escaping RouteHandler) { on(.patch, template, handler) }
-    public func delete(_ template: String, _ handler: @escaping RouteHandler) { on(.delete, template, handler) }
 
     /// A group inside this one: its routes pass this group's middleware, then `middleware`.
     public func group(_ middleware: any Middleware...) -> RouteGroup {

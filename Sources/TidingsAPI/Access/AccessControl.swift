@@ -11,17 +11,36 @@ struct AccessCheck: Middleware {
     let rule: AccessPolicy.Rule
     let tickets: StreamTicketStore
 
+    /// Routes that belong to no environment: a credential limited to some reaches them (the
+    /// list of environments shows only those it reaches).
+    static let environmentFree: Set<String> = ["/environments", "/metrics", "/openapi.yaml", "/sample/posts"]
+
     func intercept(_ request: Request) -> Response? {
-        switch credentials.policy.verdict(for: request, rule: rule) {
+        let policy = credentials.policy
+        switch policy.verdict(for: request, rule: rule) {
         case .allowed:
-            return nil
+            // API.md "Environments": a credential limited to some environments gets 403 on every
+            // path of another — checked here, where every route (and its `{env}`) is resolved.
+            guard policy.hasScopedCredentials, !Self.environmentFree.contains(request.route ?? "") else { return nil }
+            let environment = request.environmentName
+            return policy.mayReach(environment, request: request) ? nil : Self.forbidden(environment)
         case .needsTicket(let ticket):
-            return tickets.redeem(ticket) ? nil : Unauthorized.response(.invalidTicket)
+            switch tickets.redeem(ticket, environment: request.environmentName) {
+            case .valid: return nil
+            case .invalid: return Unauthorized.response(.invalidTicket)
+            case .outOfScope: return Self.forbidden(request.environmentName)
+            }
         case .missingCredential:
             return Unauthorized.response(.missing)
         case .invalidToken:
             return Unauthorized.response(.invalidToken)
         }
+    }
+}
+
+extension AccessCheck {
+    static func forbidden(_ environment: String) -> Response {
+        .problem(status: .forbidden, detail: "Your credential does not reach the environment \"\(String(environment.prefix(64)))\".")
     }
 }
 
@@ -34,7 +53,7 @@ extension TidingsApplication {
         let tickets = StreamTicketStore()
         let routes = APIRoutes(router: router, credentials: credentials, tickets: tickets,
                                cors: CORSPolicy(origins: configuration.corsOrigins))
-        routes.readingPosts.post("/stream-tickets") { request, responder in
+        let issue: RouteHandler = { request, responder in
             // Tickets matter only while streams need a credential; an open server still
             // answers 201 (so a page works either way) without recording anything.
             let ticket: String
@@ -42,7 +61,8 @@ extension TidingsApplication {
                 // The access check let it through, so a bearer credential is the caller's.
                 var credential: String?
                 if case let .bearer(token) = PresentedCredential(request) { credential = String(decoding: token, as: UTF8.self) }
-                switch tickets.issue(client: request.clientAddress, credential: credential) {
+                let reach = credentials.policy.environments(for: request)
+                switch tickets.issue(client: request.clientAddress, credential: credential, environments: reach) {
                 case let .success(issued):
                     ticket = issued
                 case let .failure(refusal):
@@ -62,6 +82,10 @@ extension TidingsApplication {
             responder.send(.json(TicketBody(ticket: ticket, expiresIn: tickets.expiresIn), status: .created,
                                  headers: [.cacheControl: "no-store"]))
         }
+        routes.readingPosts.post("/stream-tickets", issue)
+        // Under an environment too (API.md "Environments"): the access check refuses a
+        // credential that does not reach it, and a ticket is good only where its credential is.
+        routes.readingPosts.post(EnvironmentRoutes.prefix + "/stream-tickets", issue)
         return routes
     }
 }

@@ -26,6 +26,8 @@ struct AccessPolicy {
     let all: [NamedCredential]
     /// Whether any credential is held as a digest (then a presented token is hashed once).
     private let usesDigests: Bool
+    /// Whether any credential is limited to some environments (else no request's scope is looked up).
+    let hasScopedCredentials: Bool
 
     /// How a route's requests are judged; routes anyone may call have no rule at all.
     enum Rule {
@@ -46,6 +48,26 @@ struct AccessPolicy {
         readTokens = readers.isEmpty ? [] : readers + writers
         all = api + read + named
         usesDigests = named.contains { if case .sha256 = $0.secret { true } else { false } }
+        hasScopedCredentials = named.contains { $0.environments != nil }
+    }
+
+    /// The environments the credential `request` presents may reach (nil: every one, also for
+    /// a request presenting none, which the rules above judge). Every credential is compared.
+    func environments(for request: Request) -> Set<String>? {
+        guard hasScopedCredentials, case let .bearer(token) = PresentedCredential(request) else { return nil }
+        let digest = usesDigests ? SHA256.hash(token) : nil
+        var scope: Set<String>??
+        for credential in all {
+            let matched = credential.matches(token, digest: digest)
+            if matched && scope == nil { scope = .some(credential.environments) }
+        }
+        return scope ?? nil
+    }
+
+    /// Whether `request`'s credential may reach `environment`.
+    func mayReach(_ environment: String, request: Request) -> Bool {
+        guard hasScopedCredentials else { return true }
+        return environments(for: request).map { $0.contains(environment) } ?? true
     }
 
     /// The name of the credential `request` presents (`anonymous` when it presents none this

@@ -1,4 +1,5 @@
 import Foundation
+import TidingsStore
 
 /// One credential a request may present, with the name its changes are recorded under
 /// (API.md "History": `api` for `--api-token`, `read` for `--read-token`, a name from
@@ -17,6 +18,8 @@ struct NamedCredential: Sendable, Equatable {
     let name: String
     let role: Role
     let secret: Secret
+    /// The environments it reaches (API.md "Environments"); nil: every one.
+    var environments: Set<String>? = nil
 
     /// Whether `presented` (and, for a digest, its SHA-256 `digest`) is this credential. Constant
     /// time in the presented bytes' content.
@@ -86,7 +89,7 @@ enum TokensFile {
             guard let roleText = entry["role"] as? String, let role = NamedCredential.Role(rawValue: roleText) else {
                 throw invalid("\(label): \"role\" must be \"read\" or \"write\"")
             }
-            let unknown = Set(entry.keys).subtracting(["name", "role", "token", "sha256"])
+            let unknown = Set(entry.keys).subtracting(["name", "role", "token", "sha256", "environments"])
             if let extra = unknown.sorted().first { throw invalid("\(label): unknown member \"\(extra)\"") }
             let secret: NamedCredential.Secret
             switch (entry["token"], entry["sha256"]) {
@@ -104,7 +107,14 @@ enum TokensFile {
             default:
                 throw invalid("\(label): give exactly one of \"token\" and \"sha256\"")
             }
-            credentials.append(NamedCredential(name: name, role: role, secret: secret))
+            var environments: Set<String>?
+            if let listed = entry["environments"] {
+                guard let names = listed as? [String], !names.isEmpty, names.allSatisfy({ EnvironmentName.isValid($0) }) else {
+                    throw invalid("\(label): \"environments\" must be a non-empty array of environment names (^[a-z][a-z0-9-]{0,31}$)")
+                }
+                environments = Set(names)
+            }
+            credentials.append(NamedCredential(name: name, role: role, secret: secret, environments: environments))
         }
         return credentials
     }

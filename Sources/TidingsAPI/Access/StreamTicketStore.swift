@@ -26,6 +26,8 @@ final class StreamTicketStore {
         /// Whose share it counts against (nil: nobody's).
         let client: String?
         let credential: String?
+        /// The environments the issuing credential reaches (nil: every one).
+        var environments: Set<String>? = nil
     }
 
     /// Why `issue` refused.
@@ -80,7 +82,7 @@ final class StreamTicketStore {
     }
 
     /// A fresh ticket counted against `client`'s and `credential`'s shares, or why not.
-    func issue(client: String?, credential: String?) -> Result<String, Refusal> {
+    func issue(client: String?, credential: String?, environments: Set<String>? = nil) -> Result<String, Refusal> {
         let current = now()
         purgeExpired(current)
         if let client, heldByClient[client, default: 0] >= perClient { return .failure(.client(limit: perClient)) }
@@ -95,7 +97,7 @@ final class StreamTicketStore {
             key = Self.lookupKey(secret)
         } while entries[key] != nil  // 2^-64 per attempt; never loops in practice
         let expires = current &+ UInt64(timeToLive * 1e9)
-        entries[key] = Entry(secret: secret, expires: expires, client: client, credential: credential)
+        entries[key] = Entry(secret: secret, expires: expires, client: client, credential: credential, environments: environments)
         if let client { heldByClient[client, default: 0] += 1 }
         if let credential { heldByCredential[credential, default: 0] += 1 }
         order.append((key, expires))
@@ -118,12 +120,28 @@ final class StreamTicketStore {
     /// Consumes `ticket`. True when it was outstanding and not expired; false for anything
     /// else (malformed, unknown, already used, expired).
     func redeem(_ ticket: String) -> Bool {
-        guard let presented = Self.decode(ticket) else { return false }
+        redeem(ticket, environment: nil) == .valid
+    }
+
+    /// What a redeemed ticket is good for.
+    enum Redemption: Equatable {
+        case valid
+        /// Malformed, unknown, already used or expired.
+        case invalid
+        /// Good, but its credential does not reach the stream's environment (consumed all the same).
+        case outOfScope
+    }
+
+    /// Consumes `ticket` for a stream of `environment` (nil: no environment to check).
+    func redeem(_ ticket: String, environment: String?) -> Redemption {
+        guard let presented = Self.decode(ticket) else { return .invalid }
         let key = Self.lookupKey(presented)
-        guard let entry = entries[key] else { return false }
-        guard ConstantTime.equals(presented, entry.secret) else { return false }
+        guard let entry = entries[key] else { return .invalid }
+        guard ConstantTime.equals(presented, entry.secret) else { return .invalid }
         remove(key)
-        return now() < entry.expires
+        guard now() < entry.expires else { return .invalid }
+        if let environment, let reach = entry.environments, !reach.contains(environment) { return .outOfScope }
+        return .valid
     }
 
     /// Drops every expired ticket (amortised O(1) per ticket: they expire in issue order).

@@ -52,6 +52,8 @@ public struct TidingsConfiguration: Sendable, Equatable {
     public var historyBytes = 256 << 20
     /// `--trusted-proxy` (repeatable): proxies whose `X-Forwarded-For` names the client.
     public var trustedProxies: [String] = []
+    /// `--max-environments`: environments that may exist at once, `default` included (API.md "Environments").
+    public var maxEnvironments = 64
     /// `--max-streams`: event streams open at once; nil = the descriptor limit less 10% (≥ 256).
     public var maxStreams: Int?
     /// `--stream-padding`: bytes of comment sent first on every stream (0...8192).

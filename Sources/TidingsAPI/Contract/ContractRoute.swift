@@ -6,7 +6,7 @@ import Observing
 /// preference declarations (see ``OpenAPIDocument``).
 @MainActor
 enum ContractRoute {
-    static func register(preferences: TidingsPreferences, on router: RouteGroup) {
+    static func register(preferences: TidingsPreferences, on router: any RouteRegistrar) {
         let yaml = Array(OpenAPIDocument.yaml(for: preferences.declarations).utf8)
         let document = Response(status: .ok, headers: [
             .contentType: "application/yaml",

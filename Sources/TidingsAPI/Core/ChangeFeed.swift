@@ -20,7 +20,7 @@ import TidingsStore
 @MainActor
 final class ChangeFeed {
     private let store: any ChangeStore
-    private let state: TidingsState
+    private var state: any AppliesChanges
     private let logger: Logger
     /// Received but not yet applicable (an earlier revision is missing), by revision.
     private var pending: [UInt64: CommittedChange] = [:]
@@ -34,11 +34,16 @@ final class ChangeFeed {
     private let pageSize = 512
 
     /// - Parameter identity: the identity of the database `state` was loaded from.
-    init(store: any ChangeStore, state: TidingsState, identity: String? = nil, logger: Logger) {
+    init(store: any ChangeStore, state: any AppliesChanges, identity: String? = nil, logger: Logger) {
         history = AppliedHistory(identity: identity)
         self.store = store
         self.state = state
         self.logger = logger
+    }
+
+    /// Applies changes to `target` from now on (every environment, once they exist; before ``start()``).
+    func apply(to target: any AppliesChanges) {
+        state = target
     }
 
     /// Listens to the store's doorbell and catches up once (changes committed since the

@@ -18,10 +18,17 @@ public struct StartupError: Error, CustomStringConvertible {
 @MainActor
 public final class TidingsResources {
     let store: any ChangeStore
+    /// `default`'s state, writes and streams (the unprefixed paths'); every environment's are
+    /// in ``environments``.
     let state: TidingsState
     let feed: ChangeFeed
     let writes: WritePipeline
     let streams: StreamHub
+    /// Every environment (API.md "Environments"), and where the `/environments/{env}` prefix
+    /// is resolved: install a resource's routes with ``environmentRoutes`` so that each
+    /// environment gets its own handlers (`install(on: routes) { environment, groups in ... }`).
+    let environments: Environments
+    let environmentRoutes: EnvironmentRoutes
 
     /// Opens the store (`--database-url`, or SQLite under `--data-dir`), loads it and its
     /// replay history, and registers every route. Blocks the calling thread for the loads
@@ -41,37 +48,85 @@ public final class TidingsResources {
         } catch {
             throw StartupError(description: "cannot read the store in \(where_): \(error)")
         }
-        let preferences = try Self.makePreferences(configuration, store: InMemoryKeyValueStore(Self.storedValues(snapshot)))
+        let main = EnvironmentName.default
+        let preferences = try Self.makePreferences(
+            configuration, store: InMemoryKeyValueStore(Self.storedValues(snapshot.environments[main]?.preferences ?? snapshot.preferences)))
         let textCase = configuration.textCase
-        let journal = EventJournal(capacity: configuration.replayBuffer, maxBytes: configuration.replayBytes, floor: snapshot.revision)
         // The history up to the snapshot; later changes arrive through the feed like any other.
         let retained = history.filter { $0.revision <= snapshot.revision }
-        journal.seed(retained.compactMap { TidingsState.entry(for: TidingsState.committed($0, preferences: preferences)) },
-                     floor: retained.first.map { $0.revision - 1 } ?? snapshot.revision)
+        let journalFloor = retained.first.map { $0.revision - 1 } ?? snapshot.revision
+        /// An environment's journal: its own events and the posts' (every environment's).
+        func journal(_ name: String, seeded: Bool) -> EventJournal {
+            let journal = EventJournal(capacity: configuration.replayBuffer, maxBytes: configuration.replayBytes, floor: snapshot.revision)
+            if seeded {
+                let own = retained.filter { change in
+                    if case .posts = change.kind { return true }
+                    return change.environment == name
+                }
+                journal.seed(own.compactMap { TidingsState.entry(for: TidingsState.committed($0, preferences: preferences)) },
+                             floor: journalFloor)
+            }
+            return journal
+        }
         state = TidingsState(preferences: preferences, snapshot: snapshot, textCase: textCase,
-                             journal: journal, logger: app.logger)
+                             journal: journal(main, seeded: true), logger: app.logger)
         feed = ChangeFeed(store: store, state: state, identity: snapshot.identity, logger: app.logger)
         writes = WritePipeline(state: state, store: store, feed: feed)
         writes.credentials = app.credentials
-        feed.start()
-        streams = StreamHub(state: state)
+        let topicNumbers = TopicNumbers()
+        streams = StreamHub(state: state, topicNumbers: topicNumbers)
         streams.store = store
         streams.catchUp = StreamCatchUp(store: store, feed: feed)
+        let mainContext = EnvironmentContext(
+            name: main, createdAt: snapshot.environments[main]?.createdAt ?? 0, copiedFrom: nil,
+            revision: snapshot.environments[main]?.revision ?? 0, state: state, writes: writes,
+            asOf: AsOfReads(state: state, store: store), streams: streams)
+        // Every other environment: the same declarations, its own values, journal, writes, streams.
+        var starting = true
+        let (mainState, clock, logger) = (state, state.clock, app.logger)
+        environments = Environments(main: mainContext, snapshot: snapshot, limit: configuration.maxEnvironments,
+                                    logger: app.logger) { [store, feed, credentials = app.credentials] stored, snapshot in
+            let values = InMemoryKeyValueStore(Self.storedValues(stored.preferences))
+            // The built-in or declared set was checked at start; the same declarations again cannot fail.
+            let containers = (try? TidingsPreferences(declarations: preferences.declarations, store: values)) ?? preferences
+            let state = TidingsState(preferences: containers, snapshot: snapshot, textCase: textCase,
+                                     journal: journal(stored.name, seeded: starting), logger: logger,
+                                     environment: stored.name, clock: clock)
+            let writes = WritePipeline(state: state, store: store, feed: feed)
+            writes.credentials = credentials
+            let streams = StreamHub(state: state, postsState: mainState, topicNumbers: topicNumbers)
+            streams.store = store
+            streams.catchUp = StreamCatchUp(store: store, feed: feed)
+            return EnvironmentContext(name: stored.name, createdAt: stored.createdAt, copiedFrom: stored.copiedFrom,
+                                      revision: stored.revision, state: state, writes: writes,
+                                      asOf: AsOfReads(state: state, store: store), streams: streams)
+        }
+        starting = false
+        feed.apply(to: environments)
+        feed.start()
+        environmentRoutes = EnvironmentRoutes(environments: environments)
 
         let routes = app.routes
-        // History (History/): pages of change records, as-of reads, rollback.
-        let asOf = AsOfReads(state: state, store: store)
-        HistoryRoutes(state: state, store: store).register(on: routes.resources)
-        RollbackRoutes(state: state, store: store, writes: writes).register(on: routes.resources)
-        PreferenceRoutes(state: state, writes: writes, asOf: asOf).register(on: routes.resources)
-        try PreferenceSchemaRoute.register(preferences: preferences, on: routes.resources)
-        ThingRoutes(state: state, writes: writes, asOf: asOf).register(on: routes.resources)
-        StreamRoutes(state: state, hub: streams).register(on: routes.streams)
-        OFREPRoutes.register(state: state, hub: streams, on: routes)
+        let schemaRoutes = try PreferenceSchemaRoute.routes(preferences: preferences)
+        environmentRoutes.install(on: routes) { [store] environment, groups in
+            let (state, writes, asOf) = (environment.state, environment.writes, environment.asOf)
+            // History (History/): pages of change records, as-of reads, rollback.
+            HistoryRoutes(state: state, store: store).register(on: groups.resourceRoutes)
+            RollbackRoutes(state: state, store: store, writes: writes).register(on: groups.resourceRoutes)
+            PreferenceRoutes(state: state, writes: writes, asOf: asOf).register(on: groups.resourceRoutes)
+            schemaRoutes(groups.resourceRoutes)
+            ThingRoutes(state: state, writes: writes, asOf: asOf).register(on: groups.resourceRoutes)
+            StreamRoutes(state: state, hub: environment.streams).register(on: groups.streamRoutes)
+            OFREPRoutes.register(state: state, hub: environment.streams, on: groups)
+        }
+        EnvironmentResourceRoutes(environments: environments, store: store) { [credentials = app.credentials] request, name in
+            credentials.policy.mayReach(name, request: request)
+        }.register(on: routes.resources)
         try DashboardRoute.register(on: routes.open)
         ContractRoute.register(preferences: preferences, on: routes.resources)
         // Metrics: open streams, events published, store write latency (Metrics/).
         ResourceMetrics.attach(state: state, writes: writes, streams: streams)
+        EnvironmentMetrics.attach(environments)
 
         // Posts: the feed (its URL resolved at first use, after start), the built-in sample
         // upstream, and its shutdown (cancel loads; before the writes drain, so a document
@@ -102,13 +157,13 @@ public final class TidingsResources {
                 }
             },
             release: { [store] in _ = try? await store.acquireLease("posts-load", holder: holder, duration: .seconds(1)) })
-        PostsRoutes(feed: posts).register(on: routes.resources)
+        environmentRoutes.install(on: routes) { _, groups in PostsRoutes(feed: posts).register(on: groups.resourceRoutes) }
         posts.reportFetches { TidingsMetrics.shared.recordUpstreamFetch(outcome: $0) }
         try SampleFeedRoutes(feed: SampleFeed.load()).register(on: routes.resources)
         app.addShutdownTask { posts.shutdown() }
 
-        app.addShutdownTask { [writes, store, feed] in
-            await writes.drain()
+        app.addShutdownTask { [environments, store, feed] in
+            await environments.drain()
             feed.stop()
             await store.close()
         }
@@ -146,9 +201,9 @@ public final class TidingsResources {
     }
 
     /// The built-in set, or the `--preferences` schema, with stored values that still fit.
-    private static func storedValues(_ snapshot: StoreSnapshot) -> [String: PreferenceValue] {
+    private static func storedValues(_ preferences: [String: StoredPreference]) -> [String: PreferenceValue] {
         var stored: [String: PreferenceValue] = [:]
-        for (key, record) in snapshot.preferences {
+        for (key, record) in preferences {
             guard let json = record.json,
                   let value = try? JSONCoding.decoder.decode(PreferenceValue.self, from: Data(json.utf8)) else { continue }
             stored[key] = value

@@ -23,7 +23,11 @@ typealias CommittedChange = TypedChange<PreferenceValue?>
 /// Confined to the main actor, which in the server *is* the libevent loop, so none of this
 /// needs a lock.
 @MainActor
-final class TidingsState {
+final class TidingsState: AppliesChanges {
+    /// The environment this state is (API.md "Environments"); `default` unless said.
+    let environment: String
+    /// The global revision, shared by every environment's state (``Environments``).
+    let clock: RevisionClock
     let preferences: TidingsPreferences
     let things: TidingsThings
     let textCase: TextCase
@@ -31,8 +35,9 @@ final class TidingsState {
     private let logger: Logger
 
     /// The global revision the in-memory state reflects (`Tidings-Revision`): the last change
-    /// applied. Changes are applied strictly in order, so every revision up to it is applied.
-    private(set) var revision: UInt64
+    /// applied, in any environment. Changes are applied strictly in order, so every revision up
+    /// to it is applied.
+    var revision: UInt64 { clock.revision }
     /// The revision that last changed each preference (absent: never set, revision 0).
     private(set) var preferenceRevisions: [String: UInt64]
     /// The revision that last changed the thing list.
@@ -50,19 +55,25 @@ final class TidingsState {
     /// this instance's position): streams must `reset` and send a fresh snapshot.
     let reloads = PassthroughSubject<Void, Never>()
 
+    /// `environment`'s state from `snapshot` (its values, things and revisions; the posts are
+    /// the snapshot's, shared). `clock` is the global revision shared with the other
+    /// environments' states (a new one at the snapshot's revision when nil).
     init(preferences: TidingsPreferences, snapshot: StoreSnapshot, textCase: TextCase,
-         journal: EventJournal, logger: Logger) {
+         journal: EventJournal, logger: Logger, environment name: String = EnvironmentName.default,
+         clock: RevisionClock? = nil) {
+        self.environment = name
+        self.clock = clock ?? RevisionClock(snapshot.revision)
+        let stored = snapshot.environments[name] ?? StoredEnvironment(name: name)
         self.preferences = preferences
         var environment = EnvironmentValues()
         environment.textCase = textCase
-        self.things = TidingsThings(snapshot.things, environment: environment)
+        self.things = TidingsThings(stored.things, environment: environment)
         self.textCase = textCase
         self.journal = journal
         self.logger = logger
-        self.revision = snapshot.revision
-        self.thingsRevision = snapshot.thingsRevision
+        self.thingsRevision = stored.thingsRevision
         self.posts = snapshot.posts
-        self.preferenceRevisions = snapshot.preferences
+        self.preferenceRevisions = stored.preferences
             .filter { preferences.declaration(forKey: $0.key) != nil }
             .mapValues(\.revision)
         preferences.seedRevisions(preferenceRevisions)
@@ -80,10 +91,13 @@ final class TidingsState {
     func apply(_ committed: CommittedChange) -> Bool {
         let change = committed.change
         guard change.revision == revision + 1 else { return false }
-        revision = change.revision
+        clock.revision = change.revision
         let entry = Self.entry(for: committed)
         if let entry { journal.append(entry) }
-        if case .posts = change.kind {} else { historyChanges.send(change) }
+        switch change.kind {
+        case .preference, .things: historyChanges.send(change)
+        case .posts, .environment: break
+        }
         switch change.kind {
         case let .preference(key, _):
             // A key this instance does not declare (another schema): the revision only.
@@ -97,6 +111,8 @@ final class TidingsState {
         case let .posts(document):
             posts = StoredPosts(document: document, revision: change.revision)
             if let entry { postsEvents.send(entry) }
+        case .environment:
+            break
         }
         return true
     }
@@ -120,19 +136,20 @@ final class TidingsState {
         ])
         // The snapshot's revision even when lower: the database may have gone back (a restore),
         // and memory must follow it so its next changes apply.
-        revision = snapshot.revision
+        clock.revision = snapshot.revision
         journal.reset(floor: revision)
+        let stored = snapshot.environments[environment] ?? StoredEnvironment(name: environment)
         for declaration in preferences.declarations {
-            let record = snapshot.preferences[declaration.key]
+            let record = stored.preferences[declaration.key]
             let value = record?.json.flatMap { Self.preferenceValue(json: $0, declaration: declaration) } ?? declaration.defaultValue
             let recordRevision = record?.revision ?? 0
             preferenceRevisions[declaration.key] = recordRevision
             // Announced only where the value or its revision differs from memory's.
             preferences.receive(PreferenceChange(key: declaration.key, value: value, revision: recordRevision))
         }
-        thingsRevision = snapshot.thingsRevision
-        if things.things != snapshot.things {
-            things.apply(.replaceAll(snapshot.things), revision: snapshot.thingsRevision, payload: nil)
+        thingsRevision = stored.thingsRevision
+        if things.things != stored.things {
+            things.apply(.replaceAll(stored.things), revision: stored.thingsRevision, payload: nil)
         }
         posts = snapshot.posts
         reloads.send()
@@ -177,6 +194,8 @@ final class TidingsState {
         case let .posts(document):
             return JournalEntry(revision: revision, topic: .posts,
                                 frame: EventFrame.frame(id: revision, event: "posts", json: document))
+        case .environment:
+            return nil
         }
     }
 

@@ -20,6 +20,9 @@ enum WriteRequest: Sendable {
     /// the list to its past value (the store skips what is already there); `ifRevision`: the
     /// global revisions `If-Match` accepts.
     case rollback([RollbackOperation], ifRevision: Set<UInt64>?)
+    /// Operations made elsewhere (Environments/: creating, deleting, promoting), each with the
+    /// value it sets, written into `environment` (nil: this pipeline's); answered like a rollback.
+    case operations([RollbackOperation], environment: String?, ifRevision: Set<UInt64>?)
 }
 
 /// One operation of a rollback, with the preference value it sets, already checked (nil for
@@ -70,6 +73,20 @@ enum WriteFailure: Error, Sendable {
     /// The store refused what the write holds (text with U+0000, a value that is not JSON): the
     /// routes' own checks refuse such writes first, so this is the store's guard showing through.
     case unstorable(String)
+    /// The store refused an environment's write (Environments/).
+    case environment(EnvironmentRefusal)
+}
+
+/// Why the store refused a write for its environment.
+enum EnvironmentRefusal: Error, Sendable, Equatable {
+    /// It does not exist (never created, or deleted meanwhile).
+    case unknown(String)
+    /// Creating: it exists already.
+    case exists(String)
+    /// Creating: `limit` environments exist already (`--max-environments`).
+    case tooMany(limit: Int)
+    /// `default` cannot be deleted.
+    case isDefault
 }
 
 /// The write path: validate once on the loop, commit off the loop (the store decides the
@@ -120,6 +137,11 @@ final class WritePipeline {
         }
         planned.write.actor = author.actor
         planned.write.reason = author.reason
+        if case let .operations(_, environment?, _) = request {
+            planned.write.environment = environment
+        } else {
+            planned.write.environment = state.environment
+        }
         inFlight += 1
         Task { @MainActor [planned] in
             let result = await commit(planned, for: request)
@@ -203,7 +225,7 @@ final class WritePipeline {
             }
         case let .setPosts(document):
             return .success(PlannedWrite(write: StoreWrite([.setPosts(document)]), values: [nil]))
-        case let .rollback(operations, ifRevision):
+        case let .rollback(operations, ifRevision), let .operations(operations, _, ifRevision):
             var write = StoreWrite(operations.map(\.operation))
             write.expectedGlobalRevisions = ifRevision
             return .success(PlannedWrite(write: write, values: operations.map(\.value)))
@@ -227,7 +249,7 @@ final class WritePipeline {
             return .thingsReplaced(revision: changes.first?.revision ?? state.thingsRevision)
         case .setPosts:
             return .postsStored(revision: changes.first?.revision)
-        case .rollback:
+        case .rollback, .operations:
             return .rolledBack(changes.map(\.change))
         }
     }
@@ -242,6 +264,10 @@ final class WritePipeline {
         case .closed?: return .storeFailed("the store is closed (shutting down)")
         case let .invalidJSON(key)?: return .unstorable("The value of '\(key)' is not one JSON value.")
         case let .unstorableText(what)?: return .unstorable("The text of \(what) holds U+0000, which cannot be stored.")
+        case let .unknownEnvironment(name)?: return .environment(.unknown(name))
+        case let .environmentExists(name)?: return .environment(.exists(name))
+        case let .tooManyEnvironments(limit)?: return .environment(.tooMany(limit: limit))
+        case .defaultEnvironment?: return .environment(.isDefault)
         default: return .storeFailed(String(describing: error))
         }
     }

@@ -5,7 +5,7 @@ import EventHTTP
 enum DashboardRoute {
     /// Loads the page (a missing or broken bundle fails here, at boot, not at the first request)
     /// and registers the route.
-    static func register(on router: RouteGroup) throws {
+    static func register(on router: any RouteRegistrar) throws {
         let html = Array(try DashboardPage.load().html.utf8)
         let page = Response(status: .ok, headers: [
             // Strong, from the content: the page changes only with the binary.

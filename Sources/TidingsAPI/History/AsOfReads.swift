@@ -68,7 +68,7 @@ struct AsOfReads {
         Task { @MainActor in
             let past: HistoricalState
             do {
-                past = try await store.state(asOf: point)
+                past = try await store.state(asOf: point, environment: state.environment)
             } catch {
                 responder.send(HistoryProblems.forStore(error))
                 return

@@ -17,6 +17,7 @@ enum HistoryRecord {
         let known = !change.actor.isEmpty
         record.string("actor", known ? change.actor : "unknown")
         if let reason = change.reason { record.string("reason", reason) }
+        record.string("environment", change.environment)
         switch change.kind {
         case let .preference(key, json):
             let defaultJSON = preferences.declaration(forKey: key).map { EventFrame.json($0.defaultValue) } ?? "null"
@@ -38,7 +39,7 @@ enum HistoryRecord {
                 record.raw("before", known ? (change.before ?? "[]") : "null")
                 record.raw("after", EventFrame.json(list))
             }
-        case .posts:
+        case .posts, .environment:
             return nil
         }
         return record.json

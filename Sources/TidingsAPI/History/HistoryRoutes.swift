@@ -13,27 +13,28 @@ struct HistoryRoutes {
     let state: TidingsState
     let store: any ChangeStore
 
-    func register(on router: RouteGroup) {
+    func register(on router: any RouteRegistrar) {
         router.get("/history") { request, responder in
             let page = try HistoryPageRequest.parse(request, declared: declaredKeys, scope: .all)
-            answer(page, path: "/history", responder: responder)
+            answer(page, path: request.environmentPrefix + "/history", responder: responder)
         }
         router.get("/preferences/{key}/history") { request, responder in
             let key = request.parameters["key"] ?? ""
             guard state.preferences.declaration(forKey: key) != nil else { throw Problems.unknownPreference(key) }
             let page = try HistoryPageRequest.parse(request, declared: declaredKeys, scope: .preference(key))
-            answer(page, path: "/preferences/\(percentEncodedPathSegment(key))/history", responder: responder)
+            answer(page, path: request.environmentPrefix + "/preferences/\(percentEncodedPathSegment(key))/history", responder: responder)
         }
         router.get("/things/history") { request, responder in
             let page = try HistoryPageRequest.parse(request, declared: declaredKeys, scope: .things)
-            answer(page, path: "/things/history", responder: responder)
+            answer(page, path: request.environmentPrefix + "/things/history", responder: responder)
         }
     }
 
     private var declaredKeys: [String] { state.preferences.declarations.map(\.key) }
 
     private func answer(_ page: HistoryPageRequest, path: String, responder: Responder) {
-        let query = page.storeQuery
+        var query = page.storeQuery
+        query.environment = state.environment
         Task { @MainActor in
             let changes: [Change]
             do {

@@ -26,7 +26,7 @@ struct RollbackRoutes {
         let revision: UInt64
     }
 
-    func register(on router: RouteGroup) {
+    func register(on router: any RouteRegistrar) {
         router.post("/preferences/rollback") { request, responder in
             let body = try request.decode(PreferencesBody.self)
             let declared = state.preferences.declarations.map(\.key)
@@ -93,7 +93,7 @@ struct RollbackRoutes {
         Task { @MainActor in
             let past: HistoricalState
             do {
-                past = try await store.state(asOf: .revision(revision))
+                past = try await store.state(asOf: .revision(revision), environment: state.environment)
             } catch {
                 responder.send(HistoryProblems.forStore(error))
                 return

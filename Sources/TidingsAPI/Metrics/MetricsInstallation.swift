@@ -11,13 +11,15 @@ extension TidingsApplication {
         let requests = HTTPRequestMetrics(registry: metrics.registry)
         router.add(middleware: requests)
         let server = self.server
+        let environments = resources.environments
         routes.resources.get("/metrics") { [caching] _, responder in
             responder.send(Response(status: .ok,
                                     headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8",
                                               .cacheControl: "no-store"],
                                     body: metrics.exposition() + requests.exposition()
                                         + ProcessMetrics.exposition(server: server)
-                                        + CompressionMetrics.exposition(caching: caching, streams: server.streamCompression)))
+                                        + CompressionMetrics.exposition(caching: caching, streams: server.streamCompression)
+                                        + EnvironmentMetrics.exposition(environments)))
         }
     }
 }

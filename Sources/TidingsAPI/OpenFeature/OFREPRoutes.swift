@@ -1,6 +1,7 @@
 import HTTPTypes
 import EventHTTP
 import Observing
+import TidingsStore
 
 /// OpenFeature's Remote Evaluation Protocol (OFREP 0.3.0) over the declared preferences (openapi.yaml
 /// "OpenFeature"): single and bulk evaluation, the bulk ETag, and the change-notification stream.
@@ -17,7 +18,7 @@ struct OFREPRoutes {
     nonisolated static let eventsPath = "/ofrep/v1/events"
 
     /// Registers the routes and hands the hub the OFREP frame encoding.
-    static func register(state: TidingsState, hub: StreamHub, on routes: APIRoutes) {
+    static func register(state: TidingsState, hub: StreamHub, on routes: any RouteGroups) {
         hub.ofrep = OFREPNotifications(state: state)
         OFREPRoutes(state: state, hub: hub).register(on: routes)
     }
@@ -28,8 +29,8 @@ struct OFREPRoutes {
     }
 
     /// The evaluations are reads although POSTs; the notifications an event stream.
-    func register(on routes: APIRoutes) {
-        routes.readingPosts.post("/ofrep/v1/evaluate/flags/{key}") { request, responder in
+    func register(on routes: any RouteGroups) {
+        routes.readingPostRoutes.post("/ofrep/v1/evaluate/flags/{key}") { request, responder in
             let key = request.parameters["key"] ?? ""
             guard state.preferences.declaration(forKey: key) != nil else {
                 responder.send(OFREPEvaluation.flagNotFound(key))
@@ -44,7 +45,7 @@ struct OFREPRoutes {
                 responder.send(.json(bytes: Array(success.utf8), headers: [.cacheControl: "no-store"]))
             }
         }
-        routes.readingPosts.post("/ofrep/v1/evaluate/flags") { request, responder in
+        routes.readingPostRoutes.post("/ofrep/v1/evaluate/flags") { request, responder in
             if let problem = OFREPQuery.problem(request) {
                 responder.send(OFREPEvaluation.parseError(problem, key: nil))
                 return
@@ -58,7 +59,7 @@ struct OFREPRoutes {
                 responder.send(.json(bytes: bulkBody(latest), headers: [.eTag: etag.header, .cacheControl: "no-cache"]))
             }
         }
-        routes.streams.get(Self.eventsPath) { request, responder in
+        routes.streamRoutes.get(Self.eventsPath) { request, responder in
             let keys = state.preferences.declarations.map(\.key)
             try hub.open(request, responder: responder, coverage: StreamCoverage(preferenceKeys: keys, ofrep: true))
         }
@@ -76,7 +77,9 @@ struct OFREPRoutes {
     private func encodeBulk() -> [UInt8] {
         let flags = state.preferences.declarations.compactMap { OFREPEvaluation.success($0.key, state: state) }
         var endpoint = JSONObjectWriter()
-        endpoint.string("requestUri", Self.eventsPath)
+        // Each environment's own stream (a provider given `.../environments/staging` follows it).
+        let prefix = state.environment == EnvironmentName.default ? "" : "/environments/" + state.environment
+        endpoint.string("requestUri", prefix + Self.eventsPath)
         var stream = JSONObjectWriter()
         stream.string("type", "sse")
         stream.raw("endpoint", endpoint.json)

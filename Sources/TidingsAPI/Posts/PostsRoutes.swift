@@ -17,7 +17,7 @@ struct PostsRoutes {
 
     let feed: PostsFeed
 
-    func register(on router: RouteGroup) {
+    func register(on router: any RouteRegistrar) {
         router.get("/posts") { request, responder in
             let wait = try Self.waitSeconds(request)
             feed.fetchIfNeeded()

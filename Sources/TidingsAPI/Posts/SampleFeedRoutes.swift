@@ -8,7 +8,7 @@ import Foundation
 struct SampleFeedRoutes {
     let feed: SampleFeed
 
-    func register(on router: RouteGroup) {
+    func register(on router: any RouteRegistrar) {
         let body = feed.body
         // `If-None-Match` and `If-Modified-Since` → 304 are the caching middleware's
         // (`HTTPCaching`), on these validators.

@@ -46,7 +46,7 @@ struct PreferenceRoutes {
         self.asOf = asOf
     }
 
-    func register(on router: RouteGroup) {
+    func register(on router: any RouteRegistrar) {
         router.get("/preferences") { request, responder in
             if let asOf, let point = request.query("asOf") { return try asOf.preferences(point, responder: responder) }
             responder.send(mapResponse())

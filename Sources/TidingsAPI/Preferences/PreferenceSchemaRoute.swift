@@ -10,14 +10,20 @@ import Observing
 enum PreferenceSchemaRoute {
     /// Registers the route. A declared key named `schema` would be hidden behind it (readable only
     /// through `GET /preferences`), so such a file stops start-up like any other bad declaration.
-    static func register(preferences: TidingsPreferences, on router: RouteGroup) throws {
+    static func register(preferences: TidingsPreferences, on router: any RouteRegistrar) throws {
+        try routes(preferences: preferences)(router)
+    }
+
+    /// The declarations checked and the answer encoded once; what it returns registers the
+    /// route on a group (once per environment: the declarations are every environment's).
+    static func routes(preferences: TidingsPreferences) throws -> @MainActor (any RouteRegistrar) -> Void {
         if preferences.declaration(forKey: "schema") != nil {
             throw StartupError(description: "invalid --preferences file: preference \"schema\": "
                 + "the name is reserved (GET /preferences/schema describes the declarations)")
         }
         let body = Array(document(preferences.declarations).utf8)
         let response = Response.json(bytes: body, headers: [.cacheControl: "no-cache", .eTag: ContentTag.of(body)])
-        router.get("/preferences/schema") { _, responder in responder.send(response) }
+        return { router in router.get("/preferences/schema") { _, responder in responder.send(response) } }
     }
 
     /// `{"key": {"type", "default", "description"?, "minimum"?, "maximum"?, "maxLength"?, "enum"?}}`

@@ -16,7 +16,10 @@ extension StreamHub {
     func replay(_ stream: EventStream, after revision: UInt64, coverage: StreamCoverage, topics: [Int]) {
         let preferences = state.preferences
         let history = coverage.history
+        let environment = state.environment
         let encode: @MainActor @Sendable (Change) -> [UInt8]? = { change in
+            // Another environment's change is not this stream's (posts are every environment's).
+            if case .posts = change.kind {} else if change.environment != environment { return nil }
             if history { return HistoryFrame.frame(change, preferences: preferences) }
             guard let entry = TidingsState.entry(for: TidingsState.committed(change, preferences: preferences)), coverage.covers(entry.topic) else { return nil }
             return entry.frame

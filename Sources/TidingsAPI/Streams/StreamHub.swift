@@ -29,7 +29,9 @@ final class StreamHub {
 
     /// An open stream, for the count and for reloads.
     private struct Follower {
-        weak var stream: EventStream?
+        /// Held until the stream closes (`onClose` removes it), so a reload or a deleted
+        /// environment can reach every open stream, also one recorded in-process.
+        let stream: EventStream?
         let coverage: StreamCoverage
         let topics: [Int]
     }
@@ -47,7 +49,18 @@ final class StreamHub {
     /// Called when a stream opens or closes (for metrics).
     var onCountChange: (@MainActor (Int) -> Void)?
 
-    init(state: TidingsState) { self.state = state }
+    /// Where the posts come from: posts are one feed shared by every environment, held by
+    /// `default`'s state.
+    let postsState: TidingsState
+    /// Hands out topic numbers unique across every environment's hub (the workers match
+    /// streams by number alone).
+    private let topicNumbers: TopicNumbers
+
+    init(state: TidingsState, postsState: TidingsState? = nil, topicNumbers: TopicNumbers = TopicNumbers()) {
+        self.state = state
+        self.postsState = postsState ?? state
+        self.topicNumbers = topicNumbers
+    }
 
     /// The durable history, for resumes older than the journal holds (and every resume of the
     /// audit stream): read page by page at the pace the client reads (StreamHub+Replay).
@@ -170,7 +183,7 @@ final class StreamHub {
         if let known = sourceIndex[source] {
             index = known
         } else {
-            index = sourceIndex.count
+            index = topicNumbers.next()
             sourceIndex[source] = index
             subscribe(source, index: index)
         }
@@ -187,7 +200,7 @@ final class StreamHub {
         case .things:
             subscription = state.things.updates.sink { [weak self] in self?.publish($0.payload, index: index) }
         case .posts:
-            subscription = state.postsEvents.sink { [weak self] in self?.publish($0, index: index) }
+            subscription = postsState.postsEvents.sink { [weak self] in self?.publish($0, index: index) }
         case .history:
             // Encoded only while someone follows the audit stream.
             subscription = state.historyChanges.sink { [weak self] change in
@@ -212,6 +225,19 @@ final class StreamHub {
             server.broadcast(frame, topic: plain + 1, order: entry.revision,
                              conflationKey: EventConflation.key(of: frame))
         }
+    }
+
+    /// The environment was deleted: every stream gets a `reset` saying so and ends (after
+    /// everything already queued on it); the subscriptions go.
+    func endAll(reason: String) {
+        let frame = EventFrame.frame(id: state.revision, event: "reset", data: ResetEventData(reason: reason))
+        for follower in followers.values {
+            guard let stream = follower.stream else { continue }
+            stream.sendPaced([frame])
+            stream.end()
+        }
+        sources.removeAll()
+        reloadSubscription = nil
     }
 
     /// Memory was rebuilt from a snapshot (history pruned past this instance): every stream
@@ -251,7 +277,7 @@ final class StreamHub {
         }
         if coverage.posts {
             frames.append(snapshotFrames.frame("posts", revision: revision) {
-                EventFrame.frame(id: revision, event: "posts", json: state.postsSnapshotJSON)
+                EventFrame.frame(id: revision, event: "posts", json: postsState.postsSnapshotJSON)
             })
         }
         return frames

@@ -9,7 +9,7 @@ struct StreamRoutes {
     let state: TidingsState
     let hub: StreamHub
 
-    func register(on router: RouteGroup) {
+    func register(on router: any RouteRegistrar) {
         router.get("/preferences/events") { request, responder in
             let keys = try preferenceKeys(request.query("keys"))
             try open(request, responder, coverage: StreamCoverage(preferenceKeys: keys))

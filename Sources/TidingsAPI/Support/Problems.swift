@@ -49,10 +49,32 @@ enum Problems {
             return invalid(detail, errors: [.init(key: "Tidings-Reason", detail: detail)])
         case let .unstorable(detail):
             return invalid(detail)
+        case let .environment(refusal):
+            return environment(refusal)
         case .storeFailed:
             return ProblemDetails(status: .serviceUnavailable,
                                   detail: "The change could not be stored; nothing was changed. Try again.",
                                   headers: [.retryAfter: "1"])
+        }
+    }
+
+    /// `/environments/{env}/...` names no environment.
+    static func unknownEnvironment(_ name: String) -> ProblemDetails {
+        notFound("There is no environment \"\(String(name.prefix(64)))\".")
+    }
+
+    /// An environment the store refused (Environments/).
+    static func environment(_ refusal: EnvironmentRefusal) -> ProblemDetails {
+        switch refusal {
+        case let .unknown(name):
+            return notFound("There is no environment \"\(name)\".")
+        case let .exists(name):
+            return ProblemDetails(status: .conflict, detail: "The environment \"\(name)\" exists already.")
+        case let .tooMany(limit):
+            return ProblemDetails(status: .conflict,
+                                  detail: "At most \(limit) environments may exist (--max-environments); delete one first.")
+        case .isDefault:
+            return ProblemDetails(status: .conflict, detail: "The environment \"default\" cannot be deleted.")
         }
     }
 

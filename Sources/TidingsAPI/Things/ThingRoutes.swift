@@ -30,7 +30,7 @@ struct ThingRoutes {
     var asOf: AsOfReads? = nil
     private let cache = EncodedThings()
 
-    func register(on router: RouteGroup) {
+    func register(on router: any RouteRegistrar) {
         router.get("/things") { request, responder in
             if let asOf, let point = request.query("asOf") { return try asOf.things(point, responder: responder) }
             // `If-None-Match` → 304 is the caching middleware's, on the list's ETag.

@@ -16,7 +16,7 @@ enum PostgresBatch {
     /// The JSON text of `writes` for `tidings_commit_v1`.
     static func encode(_ writes: [StoreWrite]) throws -> String {
         let payload = writes.map { write -> [String: Any] in
-            var entry: [String: Any] = ["o": write.operations.map(encode), "a": write.actor]
+            var entry: [String: Any] = ["o": write.operations.map(encode), "a": write.actor, "n": write.environment]
             if let reason = write.reason { entry["y"] = reason }
             if let global = write.expectedGlobalRevisions {
                 entry["g"] = global.filter { $0 <= UInt64(Int64.max) }.sorted().map { Int64($0) }
@@ -44,6 +44,11 @@ enum PostgresBatch {
         case let .removeThing(thing): return ["t": "remove", "x": thing]
         case let .replaceThings(things): return ["t": "replace", "l": things]
         case let .setPosts(document): return ["t": "posts", "x": document]
+        case let .createEnvironment(copiedFrom, limit):
+            var entry: [String: Any] = ["t": "create", "l": limit]
+            if let copiedFrom { entry["f"] = copiedFrom }
+            return entry
+        case .deleteEnvironment: return ["t": "delete"]
         }
     }
 
@@ -91,6 +96,10 @@ enum PostgresBatch {
             return .preconditionFailed(key: message, current: current)
         case "TD409": return .duplicateThing(message)
         case "TD404": return .thingNotFound(message)
+        case "TD404E": return .unknownEnvironment(message)
+        case "TD409E": return .environmentExists(message)
+        case "TD409M": return .tooManyEnvironments(limit: detail.flatMap(Int.init) ?? 0)
+        case "TD409D": return .defaultEnvironment
         default: return .database("PostgreSQL \(sqlState): \(message)")
         }
     }

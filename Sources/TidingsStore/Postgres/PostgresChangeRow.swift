@@ -13,6 +13,7 @@ struct PostgresChangeRow: Sendable, Hashable {
     var actor: String = ""
     var reason: String?
     var before: String?
+    var environment: String = EnvironmentName.default
 
     func change() throws -> Change {
         guard revision > 0 else { throw StoreError.database("change row with revision \(revision)") }
@@ -31,10 +32,14 @@ struct PostgresChangeRow: Sendable, Hashable {
             kind = .things(op: thingsOp, thing: thing, list: things)
         case let ("posts", "set", nil, document?):
             kind = .posts(document)
+        case let ("environment", opName, copiedFrom, nil):
+            guard let environmentOp = Change.EnvironmentOp(rawValue: opName) else { throw unreadable }
+            kind = .environment(environmentOp, copiedFrom: copiedFrom)
         default:
             throw unreadable
         }
-        return Change(revision: UInt64(revision), kind: kind, at: at, actor: actor, reason: reason, before: before)
+        return Change(revision: UInt64(revision), kind: kind, at: at, actor: actor, reason: reason, before: before,
+                      environment: environment)
     }
 
     private var unreadable: StoreError {
@@ -61,7 +66,7 @@ enum PostgresWriteOutcome: Decodable, Sendable {
         }
     }
 
-    /// `[revision, kind, op, subject, value, before, at]`.
+    /// `[revision, kind, op, subject, value, before, at, environment]`.
     private struct Tuple: Decodable {
         var row: PostgresChangeRow
         init(from decoder: any Decoder) throws {
@@ -75,6 +80,7 @@ enum PostgresWriteOutcome: Decodable, Sendable {
                 at: 0, actor: "", reason: nil,
                 before: container.isAtEnd ? nil : try container.decodeIfPresent(String.self))
             if !container.isAtEnd { row.at = try container.decode(Int64.self) }
+            if !container.isAtEnd { row.environment = try container.decode(String.self) }
         }
     }
 }

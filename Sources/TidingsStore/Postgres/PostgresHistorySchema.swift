@@ -36,8 +36,7 @@ enum PostgresHistorySchema {
                CASE WHEN m.revision = 0 OR (SELECT min(c.revision) FROM change c) = 1 THEN 0 ELSE m.revision END,
                CASE WHEN m.revision = 0 OR (SELECT min(c.revision) FROM change c) = 1 THEN '{}'::jsonb
                     ELSE tidings_state_v1(m.last_at, m.things_revision) END
-          FROM meta m WHERE m.id = 1
-        ON CONFLICT (id) DO NOTHING
+          FROM meta m WHERE m.id = 1 AND NOT EXISTS (SELECT 1 FROM history_base)
         """,
     ]
 

@@ -22,7 +22,8 @@ enum PostgresMigration {
             }
             if found < Int64(PostgresSchema.version) {
                 logger.info("migrating the PostgreSQL schema", metadata: ["from": "\(found)", "to": "\(PostgresSchema.version)"])
-                let statements = found < 1 ? PostgresSchema.fromEmpty : PostgresSchema.fromVersion1
+                let statements = found < 1 ? PostgresSchema.fromEmpty
+                    : found < 4 ? PostgresSchema.fromVersion1 : PostgresSchema.fromVersion4
                 for statement in statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }

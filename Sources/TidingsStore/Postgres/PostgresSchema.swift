@@ -20,7 +20,7 @@
 ///   ``PostgresBatch``).
 enum PostgresSchema {
     /// The version this build creates and understands.
-    static let version = 4
+    static let version = 5
     /// Taken around migrations, so instances starting together migrate one at a time.
     static let migrationLockKey: Int64 = 0x7469_6469_6E67_7331  // "tidings1"
     /// The LISTEN/NOTIFY channel every commit notifies with its last revision.
@@ -40,7 +40,10 @@ enum PostgresSchema {
     /// names and signatures, so an instance of the older build still running keeps working),
     /// and the history (``PostgresHistorySchema``: new columns and tables, new functions).
     static let fromVersion1: [String] = functions + PostgresHistorySchema.tables + PostgresHistorySchema.functions
-        + PostgresHistorySchema.data + identity
+        + PostgresHistorySchema.data + identity + fromVersion4
+
+    /// Version 5: environments (``PostgresEnvironmentSchema``).
+    static let fromVersion4: [String] = PostgresEnvironmentSchema.statements
 
     /// Version 4: the identity, written once (a restore of this database's own dump brings its
     /// identity back with it; a new or another database has another one).

@@ -3,36 +3,44 @@ internal import PostgresNIO
 /// Decodes the one-statement reads of ``PostgresStore`` (tagged `UNION ALL` rows, so every
 /// part comes from one snapshot). Unexpected rows throw ``StoreError/database(_:)``.
 enum PostgresSnapshotRows {
-    /// Rows `(tag, number, number, text, text)`: 0 meta, 1 preference, 2 thing, 3 posts.
+    /// Rows `(tag, number, number, text, text, text)`: 0 meta, 1 preference, 2 thing (each
+    /// with its environment), 3 posts, 4 environment (name, copied from, created at).
     static func snapshot(from rows: [PostgresRow]) throws -> StoreSnapshot {
         var revision: Int64?
-        var thingsRevision: Int64 = 0
-        var preferences: [String: StoredPreference] = [:]
-        var things: [(position: Int64, text: String)] = []
+        var environments: [String: StoredEnvironment] = [:]
+        var preferences: [(String, String, StoredPreference)] = []
+        var things: [String: [(position: Int64, text: String)]] = [:]
         var posts: StoredPosts?
         var identity: String?
         for row in rows {
-            let (tag, number, second, text, value) = try row.decode((Int64, Int64, Int64, String?, String?).self)
-            switch (tag, text) {
-            case (0, _):
+            let (tag, number, second, text, value, extra) = try row.decode((Int64, Int64, Int64, String?, String?, String?).self)
+            switch (tag, text, extra) {
+            case (0, _, _):
                 revision = number
-                thingsRevision = second
                 identity = text
-            case let (1, key?):
-                preferences[key] = StoredPreference(json: value, revision: try unsigned(number))
-            case let (2, thing?):
-                things.append((number, thing))
-            case let (3, document?):
+            case let (1, key?, environment?):
+                preferences.append((environment, key, StoredPreference(json: value, revision: try unsigned(number))))
+            case let (2, thing?, environment?):
+                things[environment, default: []].append((number, thing))
+            case let (3, document?, _):
                 posts = StoredPosts(document: document, revision: try unsigned(number))
+            case let (4, name?, createdAt?):
+                environments[name] = StoredEnvironment(name: name, createdAt: Int64(createdAt) ?? 0, copiedFrom: value,
+                                                       revision: try unsigned(number), thingsRevision: try unsigned(second))
             default:
                 throw StoreError.database("unexpected snapshot row (tag \(tag))")
             }
         }
         guard let revision else { throw StoreError.database("the meta row is missing") }
-        return StoreSnapshot(
-            revision: try unsigned(revision), preferences: preferences,
-            things: things.sorted { $0.position < $1.position }.map(\.text),
-            thingsRevision: try unsigned(thingsRevision), posts: posts, identity: identity)
+        for (environment, key, preference) in preferences { environments[environment]?.preferences[key] = preference }
+        for (environment, list) in things { environments[environment]?.things = list.sorted { $0.position < $1.position }.map(\.text) }
+        let main = environments[EnvironmentName.default] ?? StoredEnvironment(name: EnvironmentName.default)
+        environments[EnvironmentName.default] = main
+        var snapshot = StoreSnapshot(
+            revision: try unsigned(revision), preferences: main.preferences,
+            things: main.things, thingsRevision: main.thingsRevision, posts: posts, identity: identity)
+        snapshot.environments = environments
+        return snapshot
     }
 
     /// Rows `(tag, revision, oldest, kind, op, subject, value, at, ...)`: tag 0 is the counter,
@@ -45,8 +53,8 @@ enum PostgresSnapshotRows {
         var committedAt: Int64?
         var changes: [Change] = []
         for row in rows {
-            let (tag, revision, oldestRevision, kind, op, subject, value, at, actor, reason, before) =
-                try row.decode((Int64, Int64, Int64?, String?, String?, String?, String?, Int64?, String?, String?, String?).self)
+            let (tag, revision, oldestRevision, kind, op, subject, value, at, actor, reason, before, environment) =
+                try row.decode((Int64, Int64, Int64?, String?, String?, String?, String?, Int64?, String?, String?, String?, String?).self)
             if tag == 0 {
                 current = revision
                 oldest = oldestRevision
@@ -56,7 +64,8 @@ enum PostgresSnapshotRows {
             }
             guard let kind, let op else { throw StoreError.database("change row \(revision) without kind") }
             changes.append(try PostgresChangeRow(revision: revision, kind: kind, op: op, subject: subject, value: value,
-                                                 at: at ?? 0, actor: actor ?? "", reason: reason, before: before).change())
+                                                 at: at ?? 0, actor: actor ?? "", reason: reason, before: before,
+                                                 environment: environment ?? EnvironmentName.default).change())
         }
         guard let current else { throw StoreError.database("the meta row is missing") }
         let currentRevision = try unsigned(current)

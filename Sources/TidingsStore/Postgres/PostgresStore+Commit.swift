@@ -28,7 +28,7 @@ extension PostgresStore {
             let answer = try await withConnection(writer) { [logger] connection in
                 let rows = try await connection.query(
                     """
-                    SELECT tidings_commit_v2(\(payload)::jsonb, \(now), \(maxCount), \(maxBytes), \(maxAge),
+                    SELECT tidings_commit_v3(\(payload)::jsonb, \(now), \(maxCount), \(maxBytes), \(maxAge),
                                              \(keepCount), \(keepBytes), \(every))::text
                     """,
                     logger: logger)

@@ -6,6 +6,7 @@ internal import PostgresNIO
 extension PostgresStore {
     public func history(_ query: HistoryQuery) async throws -> [Change] {
         guard query.limit > 0, query.preferences || query.things else { return [] }
+        let environment = query.environment
         let prefs = query.preferences
         let anyKey = query.keys == nil
         let keys = query.keys ?? []
@@ -16,20 +17,20 @@ extension PostgresStore {
             case let .newestFirst(before):
                 let below = Int64(clamping: before ?? UInt64(Int64.max))
                 return try await connection.query("""
-                    SELECT c.revision, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before FROM change c
+                    SELECT c.revision, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before, c.environment FROM change c
                      WHERE ((\(prefs) AND c.kind = 'preference' AND (\(anyKey) OR c.subject = ANY(\(keys))))
                             OR (\(things) AND c.kind = 'things'))
-                       AND c.revision < \(below)
+                       AND c.environment = \(environment) AND c.revision < \(below)
                      ORDER BY c.revision DESC LIMIT \(limit)
                     """, logger: logger).collect()
             case let .oldestFirst(after):
                 let above = Int64(clamping: after)
                 let below = Int64(clamping: query.below ?? UInt64(Int64.max))
                 return try await connection.query("""
-                    SELECT c.revision, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before FROM change c
+                    SELECT c.revision, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before, c.environment FROM change c
                      WHERE ((\(prefs) AND c.kind = 'preference' AND (\(anyKey) OR c.subject = ANY(\(keys))))
                             OR (\(things) AND c.kind = 'things'))
-                       AND c.revision > \(above) AND c.revision < \(below)
+                       AND c.environment = \(environment) AND c.revision > \(above) AND c.revision < \(below)
                      ORDER BY c.revision ASC LIMIT \(limit)
                     """, logger: logger).collect()
             }
@@ -37,7 +38,7 @@ extension PostgresStore {
         return try rows.map(PostgresHistoryRows.change)
     }
 
-    public func state(asOf point: HistoryPoint) async throws -> HistoricalState {
+    public func state(asOf point: HistoryPoint, environment: String) async throws -> HistoricalState {
         let want: Int64
         let time: Int64?
         switch point {
@@ -54,7 +55,7 @@ extension PostgresStore {
             time = at
         }
         let answer = try await withConnection(reader) { [logger] connection -> String in
-            let rows = try await connection.query("SELECT tidings_as_of_v1(\(want), \(time))::text", logger: logger)
+            let rows = try await connection.query("SELECT tidings_as_of_v2(\(want), \(time), \(environment))::text", logger: logger)
             var answer: String?
             for try await row in rows { answer = try row.decode(String?.self) }
             guard let answer else { throw StoreError.database("the as-of function returned nothing") }
@@ -75,12 +76,12 @@ extension PostgresStore {
 
 /// Decoding of history rows and as-of answers; anything unexpected is a ``StoreError/database(_:)``.
 enum PostgresHistoryRows {
-    /// Columns `revision, kind, op, subject, value, at, actor, reason, before`.
+    /// Columns `revision, kind, op, subject, value, at, actor, reason, before, environment`.
     static func change(_ row: PostgresRow) throws -> Change {
-        let (revision, kind, op, subject, value, at, actor, reason, before) =
-            try row.decode((Int64, String, String, String?, String?, Int64, String, String?, String?).self)
+        let (revision, kind, op, subject, value, at, actor, reason, before, environment) =
+            try row.decode((Int64, String, String, String?, String?, Int64, String, String?, String?, String).self)
         return try PostgresChangeRow(revision: revision, kind: kind, op: op, subject: subject, value: value,
-                                     at: at, actor: actor, reason: reason, before: before).change()
+                                     at: at, actor: actor, reason: reason, before: before, environment: environment).change()
     }
 
     private struct Answer: Decodable {

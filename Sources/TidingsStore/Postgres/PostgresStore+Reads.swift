@@ -7,10 +7,11 @@ extension PostgresStore {
     public func loadSnapshot() async throws -> StoreSnapshot {
         let rows = try await withConnection(reader) { [logger] connection in
             try await connection.query("""
-                SELECT 0::bigint, m.revision, m.things_revision, m.identity, NULL::text FROM meta m WHERE m.id = 1
-                UNION ALL SELECT 1::bigint, p.revision, 0::bigint, p.key, p.value FROM preference p
-                UNION ALL SELECT 2::bigint, t.position, 0::bigint, t.text, NULL::text FROM thing t
-                UNION ALL SELECT 3::bigint, s.revision, 0::bigint, s.document, NULL::text FROM posts s
+                SELECT 0::bigint, m.revision, 0::bigint, m.identity, NULL::text, NULL::text FROM meta m WHERE m.id = 1
+                UNION ALL SELECT 1::bigint, p.revision, 0::bigint, p.key, p.value, p.environment FROM preference p
+                UNION ALL SELECT 2::bigint, t.position, 0::bigint, t.text, NULL::text, t.environment FROM thing t
+                UNION ALL SELECT 3::bigint, s.revision, 0::bigint, s.document, NULL::text, NULL::text FROM posts s
+                UNION ALL SELECT 4::bigint, e.revision, e.things_revision, e.name, e.copied_from, e.created_at::text FROM environment e
                 """, logger: logger).collect()
         }
         return try decode { try PostgresSnapshotRows.snapshot(from: rows) }
@@ -33,10 +34,11 @@ extension PostgresStore {
                 SELECT 0::bigint, m.revision, (SELECT min(c.revision) FROM change c),
                        m.identity, NULL::text, NULL::text, NULL::text,
                        (SELECT c.at FROM change c WHERE c.revision = \(after) AND c.revision > 0),
-                       NULL::text, NULL::text, NULL::text
+                       NULL::text, NULL::text, NULL::text, NULL::text
                   FROM meta m WHERE m.id = 1
                 UNION ALL
-                (SELECT 1::bigint, c.revision, NULL::bigint, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before
+                (SELECT 1::bigint, c.revision, NULL::bigint, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before,
+                        c.environment
                    FROM change c WHERE c.revision > \(after) ORDER BY c.revision LIMIT \(count))
                 """, logger: logger).collect()
         }
@@ -47,7 +49,7 @@ extension PostgresStore {
         guard maxCount > 0, maxBytes > 0 else { return [] }
         let rows = try await withConnection(reader) { [logger] connection in
             try await connection.query("""
-                SELECT c.revision, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before FROM change c
+                SELECT c.revision, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before, c.environment FROM change c
                  ORDER BY c.revision DESC LIMIT \(Int64(maxCount))
                 """, logger: logger).collect()
         }

@@ -38,6 +38,8 @@ final class SQLiteConformanceTests: XCTestCase, ChangeStoreMaker {
     func testALeaseHasOneHolderUntilItExpires() async throws { try await ChangeStoreConformance.aLeaseHasOneHolderUntilItExpires(self) }
     func testRevisionsAreContiguousAcrossConcurrentInstances() async throws { try await ChangeStoreConformance.revisionsAreContiguousAcrossConcurrentInstances(self) }
     func testIfMatchOnOneRevisionThroughTwoInstancesSucceedsOnce() async throws { try await ChangeStoreConformance.ifMatchOnOneRevisionThroughTwoInstancesSucceedsOnce(self) }
+    func testEnvironmentsKeepTheirOwnStateUnderOneCounter() async throws { try await ChangeStoreConformance.environmentsKeepTheirOwnStateUnderOneCounter(self) }
+    func testDeletingAnEnvironmentErasesItsHistory() async throws { try await ChangeStoreConformance.deletingAnEnvironmentErasesItsHistory(self) }
     func testTheSameThingThroughTwoInstancesIsAddedOnce() async throws { try await ChangeStoreConformance.theSameThingThroughTwoInstancesIsAddedOnce(self) }
     func testCloseAnswersEveryCommitInFlight() async throws { try await ChangeStoreConformance.closeAnswersEveryCommitInFlight(self) }
     func testADatabaseKeepsOneIdentity() async throws { try await ChangeStoreConformance.aDatabaseKeepsOneIdentity(self) }

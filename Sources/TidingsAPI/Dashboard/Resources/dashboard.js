@@ -11,6 +11,9 @@
 // - POST /stream-tickets after a 401 made the page ask for a token (kept in sessionStorage);
 // - GET /preferences/{key}/history?limit=10 (a key's recent changes: who, when, before → after)
 //   and POST /preferences/rollback {"revision", "keys": [key]} after an inline confirmation.
+// - Environments: GET /environments fills the picker; every path above goes under
+//   /environments/{env} for any environment but `default`; POST /environments/{env}/promote
+//   (?dryRun=true first, for the diff) from the promote dialog.
 // Errors are shown from problem details' `detail` (and `errors[].detail`). Server data never goes
 // into innerHTML; all text goes in as text nodes.
 (function () {
@@ -94,7 +97,15 @@
   // ---------- HTTP ----------
   // Resolves with {status, ok, data}; rejects only on network failure.
   // A 401 asks for the token (one form shared by every waiting request) and retries.
-  function api(method, path, body) {
+  var ENV_KEY = "tidings.environment";
+  var envName = sessionStorage.getItem(ENV_KEY) || "default";
+  // Every path but the environments' own addresses the picked environment.
+  function envPath(path) {
+    if (envName === "default" || path.indexOf("/environments") === 0) return path;
+    return "/environments/" + encodeURIComponent(envName) + path;
+  }
+  function api(method, rawPath, body) {
+    var path = envPath(rawPath);
     var headers = { "Accept": "application/json" };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     var sent = token;
@@ -103,15 +114,15 @@
       method: method, headers: headers, cache: "no-store",
       body: body === undefined ? undefined : JSON.stringify(body)
     }).then(function (res) {
-      if (res.status === 401 && token !== sent) return api(method, path, body); // a new token came meanwhile
+      if (res.status === 401 && token !== sent) return api(method, rawPath, body); // a new token came meanwhile
       if (res.status === 401) {
         // A stream ticket is authorised like a read; every other POST/PUT/DELETE is a write.
-        var isRead = method === "GET" || method === "HEAD" || path === "/stream-tickets";
+        var isRead = method === "GET" || method === "HEAD" || rawPath === "/stream-tickets";
         var msg = !token ? "This server needs a token."
           : isRead ? "The token was not accepted. Enter another."
           : "That change needs the API (write) token.";
         setConnection(source ? connState : "auth");
-        return askForToken(msg).then(function () { return api(method, path, body); });
+        return askForToken(msg).then(function () { return api(method, rawPath, body); });
       }
       var type = res.headers.get("Content-Type") || "";
       var parse = /json/i.test(type) ? res.json().catch(function () { return null; }) : Promise.resolve(null);
@@ -539,7 +550,7 @@
     var gen = ++connectGen;
     if (source) { source.close(); source = null; }
     // conflate: a dashboard wants the latest state, never to be cut off for falling behind.
-    var url = "/events?conflate=true&topics=" + TOPICS;
+    var url = envPath("/events?conflate=true&topics=" + TOPICS);
     // Resume from what we have seen. A fresh EventSource has no Last-Event-ID of its own,
     // so the resume point goes into the query.
     if (lastEventId !== null) url += "&lastEventId=" + encodeURIComponent(lastEventId);
@@ -598,9 +609,92 @@
     });
   }
 
+  // ---------- environments: the picker and the promote dialog ----------
+  var environments = ["default"];
+  function fillSelect(select, names, selected) {
+    while (select.firstChild) select.removeChild(select.firstChild);
+    names.forEach(function (name) {
+      var option = el("option", { value: name, text: name });
+      if (name === selected) option.selected = true;
+      select.appendChild(option);
+    });
+  }
+  function loadEnvironments() {
+    return api("GET", "/environments").then(function (res) {
+      if (res.ok && res.data && Array.isArray(res.data.environments)) {
+        environments = res.data.environments.map(function (e) { return String(e.name); });
+      }
+      if (environments.indexOf(envName) < 0) environments.push(envName);
+      fillSelect($("env-select"), environments, envName);
+    }, function () {});
+  }
+  function switchEnvironment(name) {
+    if (name === envName) return;
+    envName = name;
+    sessionStorage.setItem(ENV_KEY, name);
+    document.body.setAttribute("data-environment", name);
+    lastEventId = null;
+    if (source) { source.close(); source = null; }
+    onReset({ reason: "switched to " + name });
+    closePromote();
+    start();
+  }
+  $("env-select").addEventListener("change", function () { switchEnvironment($("env-select").value); });
+
+  function promoteRequest() {
+    var body = { from: $("promote-from").value, things: $("promote-things").checked };
+    var keys = $("promote-keys").value.split(",").map(function (k) { return k.trim(); }).filter(Boolean);
+    if (keys.length) body.keys = keys;
+    return body;
+  }
+  function showDiff(data) {
+    var list = $("promote-diff");
+    while (list.firstChild) list.removeChild(list.firstChild);
+    var changes = data && Array.isArray(data.changes) ? data.changes : [];
+    changes.forEach(function (c) {
+      list.appendChild(el("li", { className: "diff", "data-key": String(c.key),
+        text: String(c.key) + ": " + JSON.stringify(c.before) + " → " + JSON.stringify(c.after) }));
+    });
+    if (data && data.things && !same(data.things.before, data.things.after)) {
+      list.appendChild(el("li", { className: "diff", "data-key": "things",
+        text: "things: " + JSON.stringify(data.things.before) + " → " + JSON.stringify(data.things.after) }));
+    }
+    if (!list.firstChild) list.appendChild(el("li", { className: "muted", text: "Nothing to change." }));
+  }
+  function promotePath(dryRun) {
+    return "/environments/" + encodeURIComponent(envName) + "/promote" + (dryRun ? "?dryRun=true" : "");
+  }
+  function closePromote() { $("promote-panel").hidden = true; }
+  $("promote-open").addEventListener("click", function () {
+    var others = environments.filter(function (n) { return n !== envName; });
+    $("promote-target").textContent = envName;
+    fillSelect($("promote-from"), others, others[0]);
+    $("promote-error").textContent = "";
+    var list = $("promote-diff"); while (list.firstChild) list.removeChild(list.firstChild);
+    $("promote-panel").hidden = false;
+  });
+  $("promote-cancel").addEventListener("click", closePromote);
+  $("promote-preview").addEventListener("click", function () {
+    $("promote-error").textContent = "";
+    api("POST", promotePath(true), promoteRequest()).then(function (res) {
+      if (res.ok) showDiff(res.data); else $("promote-error").textContent = problemText(res);
+    }, function () { $("promote-error").textContent = "Could not reach the server."; });
+  });
+  $("promote-form").addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    $("promote-error").textContent = "";
+    api("POST", promotePath(false), promoteRequest()).then(function (res) {
+      if (res.ok) { closePromote(); } else $("promote-error").textContent = problemText(res);
+    }, function () { $("promote-error").textContent = "Could not reach the server."; });
+  });
+
   // ---------- start ----------
   renderThings();
   $("things-empty").hidden = true; // until the first things event says the list is empty
+  document.body.setAttribute("data-environment", envName);
+  loadEnvironments();
+  start();
+  function start() {
   setConnection("connecting");
   api("GET", "/preferences").then(function (res) {
     // Fetch each preference's type early; the values themselves come from the stream.
@@ -616,5 +710,6 @@
       });
     }
     connect();
-  }, function () { connect(); });
+  }, function (err) { connect(); });
+  }
 })();
