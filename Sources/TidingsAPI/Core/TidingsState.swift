@@ -40,6 +40,12 @@ final class TidingsState: AppliesChanges {
     var revision: UInt64 { clock.revision }
     /// The revision that last changed each preference (absent: never set, revision 0).
     private(set) var preferenceRevisions: [String: UInt64]
+    /// The latest of ``preferenceRevisions`` (0 when none was set): the ETag of `GET /preferences`
+    /// and of OFREP's bulk evaluation, kept as changes apply rather than searched for per request.
+    private(set) var latestPreferenceRevision: UInt64 = 0
+    /// OFREP's evaluation answers, built once per revision (OpenFeature/OFREPAnswers): kept
+    /// with the state they show.
+    let ofrepAnswers = OFREPAnswers()
     /// The revision that last changed the thing list.
     private(set) var thingsRevision: UInt64
     /// The stored posts document (what `posts` events carry) and its revision.
@@ -77,6 +83,7 @@ final class TidingsState: AppliesChanges {
             .filter { preferences.declaration(forKey: $0.key) != nil }
             .mapValues(\.revision)
         preferences.seedRevisions(preferenceRevisions)
+        latestPreferenceRevision = preferenceRevisions.values.max() ?? 0
     }
 
     func revision(ofPreference key: String) -> UInt64 { preferenceRevisions[key] ?? 0 }
@@ -103,6 +110,7 @@ final class TidingsState: AppliesChanges {
             // A key this instance does not declare (another schema): the revision only.
             guard let entry, let value = committed.meaning else { return true }
             preferenceRevisions[key] = change.revision
+            latestPreferenceRevision = change.revision
             preferences.receive(PreferenceChange(key: key, value: value, revision: change.revision, payload: entry))
         case let .things(op, thing, list):
             thingsRevision = change.revision
@@ -147,6 +155,8 @@ final class TidingsState: AppliesChanges {
             // Announced only where the value or its revision differs from memory's.
             preferences.receive(PreferenceChange(key: declaration.key, value: value, revision: recordRevision))
         }
+        latestPreferenceRevision = preferenceRevisions.values.max() ?? 0
+        ofrepAnswers.invalidate()
         thingsRevision = stored.thingsRevision
         if things.things != stored.things {
             things.apply(.replaceAll(stored.things), revision: stored.thingsRevision, payload: nil)

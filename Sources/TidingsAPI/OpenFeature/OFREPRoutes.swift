@@ -12,7 +12,6 @@ import TidingsStore
 struct OFREPRoutes {
     let state: TidingsState
     let hub: StreamHub
-    private let cache = EncodedBulk()
 
     /// The path of the notification stream, as `eventStreams` announces it.
     nonisolated static let eventsPath = "/ofrep/v1/events"
@@ -39,10 +38,10 @@ struct OFREPRoutes {
             try OFREPRequest.check(request, responder) { problem in
                 if let problem { return responder.send(OFREPEvaluation.parseError(problem, key: key)) }
                 // The value as it is now (a large body was checked off the loop meanwhile).
-                guard let success = OFREPEvaluation.success(key, state: state) else {
+                guard let answer = state.ofrepAnswers.flag(key, state: state) else {
                     return responder.send(OFREPEvaluation.flagNotFound(key))
                 }
-                responder.send(.json(bytes: Array(success.utf8), headers: [.cacheControl: "no-store"]))
+                responder.send(answer)
             }
         }
         routes.readingPostRoutes.post("/ofrep/v1/evaluate/flags") { request, responder in
@@ -52,11 +51,11 @@ struct OFREPRoutes {
             }
             try OFREPRequest.check(request, responder) { problem in
                 if let problem { return responder.send(OFREPEvaluation.parseError(problem, key: nil)) }
-                let latest = OFREPEvaluation.latestPreferenceRevision(state)
-                let etag = EntityTag(revision: latest)
                 // `If-None-Match` → 304 is the caching middleware's (this route is one of its
                 // conditional POSTs), so the gzip representation's tag matches too.
-                responder.send(.json(bytes: bulkBody(latest), headers: [.eTag: etag.header, .cacheControl: "no-cache"]))
+                // Each environment's own stream (a provider given `.../environments/staging` follows it).
+                let prefix = state.environment == EnvironmentName.default ? "" : "/environments/" + state.environment
+                responder.send(state.ofrepAnswers.bulk(state: state, eventsPath: prefix + Self.eventsPath))
             }
         }
         routes.streamRoutes.get(Self.eventsPath) { request, responder in
@@ -64,35 +63,4 @@ struct OFREPRoutes {
             try hub.open(request, responder: responder, coverage: StreamCoverage(preferenceKeys: keys, ofrep: true))
         }
     }
-
-    /// `{"flags": [every preference, in declaration order], "eventStreams": [...]}`, encoded once
-    /// per preference revision (the flags change only together with it).
-    private func bulkBody(_ latest: UInt64) -> [UInt8] {
-        if let cached = cache.body, cached.revision == latest { return cached.bytes }
-        let bytes = encodeBulk()
-        cache.body = (latest, bytes)
-        return bytes
-    }
-
-    private func encodeBulk() -> [UInt8] {
-        let flags = state.preferences.declarations.compactMap { OFREPEvaluation.success($0.key, state: state) }
-        var endpoint = JSONObjectWriter()
-        // Each environment's own stream (a provider given `.../environments/staging` follows it).
-        let prefix = state.environment == EnvironmentName.default ? "" : "/environments/" + state.environment
-        endpoint.string("requestUri", prefix + Self.eventsPath)
-        var stream = JSONObjectWriter()
-        stream.string("type", "sse")
-        stream.raw("endpoint", endpoint.json)
-        stream.raw("inactivityDelaySec", "120")
-        var body = JSONObjectWriter()
-        body.raw("flags", "[" + flags.joined(separator: ",") + "]")
-        body.raw("eventStreams", "[" + stream.json + "]")
-        return body.bytes
-    }
-}
-
-/// The bulk answer's body, by the preference revision it shows.
-@MainActor
-private final class EncodedBulk {
-    var body: (revision: UInt64, bytes: [UInt8])?
 }
