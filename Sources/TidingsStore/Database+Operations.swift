@@ -140,7 +140,11 @@ extension Database {
                               actor = '', reason = NULL, before = NULL, environment = ''
              WHERE environment = ?
             """).execute(arguments: [environment])
-        try cachedStatement(sql: "UPDATE meta SET historyBytes = MAX(0, historyBytes - ?) WHERE id = 1").execute(arguments: [bytes])
+        let checkpoints = try Int64.fetchOne(
+            cachedStatement(sql: "SELECT COALESCE(SUM(LENGTH(CAST(state AS BLOB))), 0) FROM checkpoint WHERE environment = ?"),
+            arguments: [environment]) ?? 0
+        try cachedStatement(sql: "UPDATE meta SET historyBytes = MAX(0, historyBytes - ?) WHERE id = 1")
+            .execute(arguments: [bytes + checkpoints])
         for table in ["preference", "thing", "checkpoint", "history_base"] {
             try execute(sql: "DELETE FROM \(table) WHERE environment = ?", arguments: [environment])
         }

@@ -175,6 +175,7 @@ enum Schema {
                 ALTER TABLE history_base_v6 RENAME TO history_base;
                 """, arguments: [now])
         }
+        WebhookSchema.register(in: &migrator)
         return migrator
     }
 }

@@ -139,6 +139,8 @@ extension PostgresEnvironmentSchema {
                      WHERE environment = env;
                     DELETE FROM preference p WHERE p.environment = env;
                     DELETE FROM thing t WHERE t.environment = env;
+                    SELECT COALESCE(sum(octet_length(k.state::text)), 0) INTO n FROM checkpoint k WHERE k.environment = env;
+                    bytes_added := bytes_added - n;
                     DELETE FROM checkpoint k WHERE k.environment = env;
                     DELETE FROM history_base b WHERE b.environment = env;
                     DELETE FROM environment e WHERE e.name = env;

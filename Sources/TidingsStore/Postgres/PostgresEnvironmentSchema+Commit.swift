@@ -14,6 +14,7 @@ extension PostgresEnvironmentSchema {
             err_state text; err_msg text; err_detail text;
             oldest bigint; oldest_at bigint; cnt bigint; age_cut bigint;
             base_rev bigint; base jsonb; folded jsonb; lr bigint; lv text; la bigint; env_name text;
+            cp jsonb; cp_bytes bigint; since bigint; freed bigint;
         BEGIN
             SELECT m.revision, m.history_bytes, m.last_at INTO rev, hist_bytes, last_at
                 FROM meta m WHERE m.id = 1 FOR UPDATE;
@@ -43,9 +44,21 @@ extension PostgresEnvironmentSchema {
             END LOOP;
             IF rev > first_rev THEN
                 IF rev / checkpoint_every > first_rev / checkpoint_every THEN
-                    INSERT INTO checkpoint (revision, environment, state)
-                        SELECT rev, e.name, tidings_state_v2(at, e.name) FROM environment e
-                        ON CONFLICT (environment, revision) DO UPDATE SET state = excluded.state;
+                    -- Per environment, a checkpoint only when its rows since its previous one hold
+                    -- at least its bytes (else replaying them is the cheaper read); its bytes
+                    -- count as history.
+                    FOR env_name IN SELECT e.name FROM environment e LOOP
+                        cp := tidings_state_v2(at, env_name);
+                        cp_bytes := octet_length(cp::text);
+                        SELECT COALESCE(sum(c.bytes), 0) INTO since FROM change c
+                         WHERE c.environment = env_name
+                           AND c.revision > COALESCE((SELECT max(k.revision) FROM checkpoint k WHERE k.environment = env_name), 0);
+                        IF since >= cp_bytes THEN
+                            INSERT INTO checkpoint (revision, environment, state) VALUES (rev, env_name, cp)
+                                ON CONFLICT (environment, revision) DO UPDATE SET state = excluded.state;
+                            hist_bytes := hist_bytes + cp_bytes;
+                        END IF;
+                    END LOOP;
                 END IF;
                 SELECT min(c.revision) INTO oldest FROM change c;
                 IF oldest IS NOT NULL THEN
@@ -96,6 +109,8 @@ extension PostgresEnvironmentSchema {
                                                         state = state || jsonb_build_object('a', la);
                             END IF;
                             DELETE FROM change c WHERE c.revision <= cutoff;
+                            SELECT COALESCE(sum(octet_length(k.state::text)), 0) INTO freed FROM checkpoint k WHERE k.revision <= cutoff;
+                            hist_bytes := hist_bytes - freed;
                             DELETE FROM checkpoint k WHERE k.revision <= cutoff;
                         END IF;
                     END IF;
