@@ -77,6 +77,7 @@ public final class TidingsResources {
         // upstream, and its shutdown (cancel loads; before the writes drain, so a document
         // already submitted still lands). Metrics: `posts.reportFetches(to:)`.
         let posts = PostsFeed(configuration: configuration, state: state, writes: writes,
+                              client: CurlHTTPClient(proxy: configuration.feedProxy),
                               boundPort: { [unowned app] in app.server.port },
                               isDraining: { [unowned app] in app.server.isDraining }, logger: app.logger)
         // One upstream fetch per background refresh for every instance sharing the store.
