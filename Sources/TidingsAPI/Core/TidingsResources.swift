@@ -22,6 +22,8 @@ public final class TidingsResources {
     let feed: ChangeFeed
     let writes: WritePipeline
     let streams: StreamHub
+    /// The posts feed (its cycle is made at first use).
+    private(set) var posts: PostsFeed!
 
     /// Opens the store (`--database-url`, or SQLite under `--data-dir`), loads it and its
     /// replay history, and registers every route. Blocks the calling thread for the loads
@@ -76,7 +78,7 @@ public final class TidingsResources {
         // Posts: the feed (its URL resolved at first use, after start), the built-in sample
         // upstream, and its shutdown (cancel loads; before the writes drain, so a document
         // already submitted still lands). Metrics: `posts.reportFetches(to:)`.
-        let posts = PostsFeed(configuration: configuration, state: state, writes: writes,
+        posts = PostsFeed(configuration: configuration, state: state, writes: writes,
                               client: CurlHTTPClient(proxy: configuration.feedProxy),
                               boundPort: { [unowned app] in app.server.port },
                               isDraining: { [unowned app] in app.server.isDraining }, logger: app.logger)
@@ -91,7 +93,12 @@ public final class TidingsResources {
                 return true
             }
         }
-        // One upstream fetch at a time in the cluster: the others join it (ClusterFeedClient).
+        // A refused posts document is decided again once this instance caught up (PostsCycle).
+        posts.catchUp = { [feed] revision in
+            feed.ring()
+            await feed.waitUntilApplied(revision)
+        }
+        // One upstream fetch at a time in the cluster: the others join it (PostsCycle+Route).
         let loadSeconds = configuration.feedTimeout + 5
         posts.loadLease = PostsLoadLease(
             take: { [store, logger = app.logger] in
@@ -106,7 +113,7 @@ public final class TidingsResources {
         PostsRoutes(feed: posts).register(on: routes.resources)
         posts.reportFetches { TidingsMetrics.shared.recordUpstreamFetch(outcome: $0) }
         try SampleFeedRoutes(feed: SampleFeed.load()).register(on: routes.resources)
-        app.addShutdownTask { posts.shutdown() }
+        app.addShutdownTask { [posts] in posts?.shutdown() }
 
         app.addShutdownTask { [writes, store, feed] in
             await writes.drain()
