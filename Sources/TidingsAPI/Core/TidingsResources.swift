@@ -22,6 +22,8 @@ public final class TidingsResources {
     let feed: ChangeFeed
     let writes: WritePipeline
     let streams: StreamHub
+    /// `--webhooks`: the hooks and their delivery workers (Webhooks/).
+    let webhooks: Webhooks
     /// The posts feed (its cycle is made at first use).
     private(set) var posts: PostsFeed!
 
@@ -78,7 +80,7 @@ public final class TidingsResources {
         // Posts: the feed (its URL resolved at first use, after start), the built-in sample
         // upstream, and its shutdown (cancel loads; before the writes drain, so a document
         // already submitted still lands). Metrics: `posts.reportFetches(to:)`.
-        posts = PostsFeed(configuration: configuration, state: state, writes: writes,
+        let posts = PostsFeed(configuration: configuration, state: state, writes: writes,
                               client: CurlHTTPClient(proxy: configuration.feedProxy),
                               boundPort: { [unowned app] in app.server.port },
                               isDraining: { [unowned app] in app.server.isDraining }, logger: app.logger)
@@ -113,7 +115,14 @@ public final class TidingsResources {
         PostsRoutes(feed: posts).register(on: routes.resources)
         posts.reportFetches { TidingsMetrics.shared.recordUpstreamFetch(outcome: $0) }
         try SampleFeedRoutes(feed: SampleFeed.load()).register(on: routes.resources)
-        app.addShutdownTask { [posts] in posts?.shutdown() }
+        app.addShutdownTask { posts.shutdown() }
+
+        // Webhooks: a durable outbox cursor per hook over the change table, one lease per hook.
+        webhooks = try Webhooks(configuration: configuration, store: store, state: state, feed: feed, logger: app.logger)
+        WebhookRoutes(webhooks: webhooks).register(on: routes.resources)
+        webhooks.start()
+        app.addShutdownTask { [webhooks] in await webhooks.stop() }
+        self.posts = posts
 
         app.addShutdownTask { [writes, store, feed] in
             await writes.drain()

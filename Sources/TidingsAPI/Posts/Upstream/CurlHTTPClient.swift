@@ -57,10 +57,10 @@ public final class CurlHTTPClient: HTTPClient {
         let transfer = CurlTransfer(request, handle: handle, proxy: proxy)
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                transfer.start { [self] outcome, reusable in
+                transfer.start(reporting: { [self] outcome, reusable in
                     if reusable { giveBack(handle) }
                     continuation.resume(returning: outcome)
-                }
+                })
             }
         } onCancel: {
             transfer.cancel()

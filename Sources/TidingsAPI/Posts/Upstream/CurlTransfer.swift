@@ -17,7 +17,9 @@ import Synchronization
 ///   (same scheme, host and port), at most ``maxRedirects``;
 /// - `Accept-Encoding: identity`, and libcurl never decodes content or transfer encodings;
 /// - no proxy but ``proxy`` (libcurl would otherwise follow `http_proxy`-style variables);
-/// - every option's result checked (``CurlHandle``), the protocol restriction first.
+/// - every option's result checked (``CurlHandle``), the protocol restriction first;
+/// - what other outbound requests add (webhooks: a POST, no redirects, an address rule) comes
+///   from a ``CurlExchange``.
 final class CurlTransfer: Sendable {
     typealias Outcome = Result<HTTPClientResponse, TransferFailure>
 
@@ -33,24 +35,37 @@ final class CurlTransfer: Sendable {
     }
 
     private let request: HTTPClientRequest
-    private let handle: CurlHandle
+    /// nil: handles of its own, for this transfer only.
+    private let handle: CurlHandle?
     private let proxy: String?
+    /// What it does beyond the feed's GET (webhooks: a POST, no redirects, an address rule).
+    private let exchange: CurlExchange
     private let control = Mutex(Control())
 
-    /// - Parameter proxy: the proxy URL every request goes through; nil: none, whatever the
-    ///   environment says.
-    init(_ request: HTTPClientRequest, handle: CurlHandle, proxy: String?) {
+    /// - Parameters:
+    ///   - handle: the handles to run on (kept by the caller for the next request); nil: new ones.
+    ///   - proxy: the proxy URL every request goes through; nil: none, whatever the environment says.
+    init(_ request: HTTPClientRequest, handle: CurlHandle? = nil, proxy: String? = nil, exchange: CurlExchange = .feed) {
         self.request = request
         self.handle = handle
         self.proxy = proxy
+        self.exchange = exchange
+    }
+
+    /// Runs the transfer on a new thread and calls `finish` there with its outcome.
+    func start(_ finish: @escaping @Sendable (Outcome) -> Void) {
+        start { outcome, _ in finish(outcome) }
     }
 
     /// Runs the transfer on a new thread and calls `finish` there with its outcome and whether
-    /// its handle may serve another request (false after a cancellation or a failure mid-exchange,
-    /// which can leave the connection in any state).
-    func start(_ finish: @escaping @Sendable (Outcome, _ reusable: Bool) -> Void) {
+    /// the given handle may serve another request (not after a cancellation or a failure
+    /// mid-exchange, which can leave the connection in any state).
+    func start(reporting finish: @escaping @Sendable (Outcome, _ reusable: Bool) -> Void) {
         let thread = Thread { [self] in
-            let outcome = run()
+            guard let handle = handle ?? CurlHandle() else {
+                return finish(.failure(.connectionFailed("libcurl could not start a transfer")), false)
+            }
+            let outcome = run(on: handle)
             handle.reset()
             let reusable: Bool = switch outcome {
             case .success: !isCancelled
@@ -72,18 +87,21 @@ final class CurlTransfer: Sendable {
 
     private var isCancelled: Bool { control.withLock { $0.cancelled } }
 
-    private func run() -> Outcome {
+    private func run(on handle: CurlHandle) -> Outcome {
         // What the handles point at is freed after them (defers run in reverse).
         let receiver = CurlReceiver(limit: request.maxBodyBytes)
         let errors = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         defer { errors.deallocate() }
         let fields = Self.fieldList(request.headers)
         defer { curl_slist_free_all(fields) }
-        return withExtendedLifetime(receiver) { run(receiver: receiver, errors: errors, fields: fields) }
+        let addressGuard = exchange.addressRule.map { CurlAddressGuard(rule: $0) }
+        return withExtendedLifetime((receiver, addressGuard)) {
+            run(on: handle, receiver: receiver, addressGuard: addressGuard, errors: errors, fields: fields)
+        }
     }
 
-    private func run(receiver: CurlReceiver, errors: UnsafeMutablePointer<CChar>,
-                     fields: UnsafeMutablePointer<curl_slist>?) -> Outcome {
+    private func run(on handle: CurlHandle, receiver: CurlReceiver, addressGuard: CurlAddressGuard?,
+                     errors: UnsafeMutablePointer<CChar>, fields: UnsafeMutablePointer<curl_slist>?) -> Outcome {
         let multi = handle.multi
         let registered = control.withLock { control -> Bool in
             guard !control.cancelled else { return false }
@@ -93,15 +111,17 @@ final class CurlTransfer: Sendable {
         guard registered else { return .failure(.cancelled) }
         defer { control.withLock { $0.multi = nil } }
         do {
-            try configure(receiver: receiver, fields: fields, errors: errors)
-            return try exchanges(receiver: receiver, errors: errors)
+            try configure(handle, receiver: receiver, fields: fields, errors: errors)
+            exchange.configure(handle.easy, addressGuard: addressGuard)
+            return try exchanges(on: handle, receiver: receiver, addressGuard: addressGuard, errors: errors)
         } catch {
             return .failure(error)
         }
     }
 
     /// The request and the redirects it is allowed to follow, one exchange each.
-    private func exchanges(receiver: CurlReceiver, errors: UnsafeMutablePointer<CChar>) throws(TransferFailure) -> Outcome {
+    private func exchanges(on handle: CurlHandle, receiver: CurlReceiver, addressGuard: CurlAddressGuard?,
+                           errors: UnsafeMutablePointer<CChar>) throws(TransferFailure) -> Outcome {
 
         let deadline = request.deadline ?? ContinuousClock.now + request.timeout
         let origin = Origin(request.url)
@@ -114,8 +134,13 @@ final class CurlTransfer: Sendable {
             let milliseconds = max(1, Int(left.components.seconds) * 1000 + Int(left.components.attoseconds / 1_000_000_000_000_000))
             try handle.set(CURLOPT_URL, "CURLOPT_URL", url.absoluteString)
             try handle.set(CURLOPT_TIMEOUT_MS, "CURLOPT_TIMEOUT_MS", milliseconds)
-            guard let code = try perform() else { return .failure(.cancelled) }
+            guard let code = try perform(on: handle) else { return .failure(.cancelled) }
+            if exchange.keepsStatusOfLongReply, receiver.status >= 200,
+               receiver.failure.map({ if case .bodyTooLarge = $0 { true } else { false } }) ?? (code == CURLE_FILESIZE_EXCEEDED) {
+                return .success(HTTPClientResponse(status: receiver.status, headers: receiver.headers, body: Data()))
+            }
             if let failure = receiver.failure { return .failure(failure) }
+            if code != CURLE_OK, let refusal = addressGuard?.refusal { return .failure(.refused(refusal)) }
             if code == CURLE_FILESIZE_EXCEEDED, let limit = request.maxBodyBytes {
                 return .failure(.bodyTooLarge(limit: limit))   // an announced length over the limit
             }
@@ -123,7 +148,7 @@ final class CurlTransfer: Sendable {
                 return .failure(CurlFailure.of(code, endpoint: Origin.endpoint(url), detail: String(cString: errors)))
             }
             let status = try handle.info(CURLINFO_RESPONSE_CODE, "CURLINFO_RESPONSE_CODE")
-            guard receiver.isRedirect, let location = receiver.headers["location"] else {
+            guard exchange.followsRedirects, receiver.isRedirect, let location = receiver.headers["location"] else {
                 return .success(HTTPClientResponse(status: status, headers: receiver.headers, body: receiver.body))
             }
             guard hop < Self.maxRedirects else { return .failure(.refused("it redirected more than \(Self.maxRedirects) times")) }
@@ -138,7 +163,7 @@ final class CurlTransfer: Sendable {
     }
 
     /// One exchange; nil when cancelled.
-    private func perform() throws(TransferFailure) -> CURLcode? {
+    private func perform(on handle: CurlHandle) throws(TransferFailure) -> CURLcode? {
         let easy = handle.easy, multi = handle.multi
         let added = curl_multi_add_handle(multi, easy)
         guard added == CURLM_OK else {
@@ -161,7 +186,7 @@ final class CurlTransfer: Sendable {
 
     /// Every option of the request, each checked; the protocol restriction first, so no
     /// exchange ever runs without it.
-    private func configure(receiver: CurlReceiver, fields: UnsafeMutablePointer<curl_slist>?,
+    private func configure(_ handle: CurlHandle, receiver: CurlReceiver, fields: UnsafeMutablePointer<curl_slist>?,
                            errors: UnsafeMutablePointer<CChar>) throws(TransferFailure) {
         try handle.set(CURLOPT_PROTOCOLS_STR, "CURLOPT_PROTOCOLS_STR", "http,https")
         try handle.set(CURLOPT_ERRORBUFFER, "CURLOPT_ERRORBUFFER", UnsafeMutableRawPointer(errors))
