@@ -66,6 +66,19 @@ public final class TidingsResources {
         PreferenceRoutes(state: state, writes: writes, asOf: asOf).register(on: routes.resources)
         try PreferenceSchemaRoute.register(preferences: preferences, on: routes.resources)
         ThingRoutes(state: state, writes: writes, asOf: asOf).register(on: routes.resources)
+        // Changes as code (Automation/): export, apply.
+        ExportRoutes(state: state, store: store).register(on: routes.resources)
+        ApplyRoutes(state: state, writes: writes).register(on: routes.resources)
+        // Schedules (Schedules/): durable future writes, applied by whichever instance claims them.
+        if let schedules = store as? any ChangeStore & ScheduleStore {
+            let runner = ScheduleRunner(state: state, store: schedules, writes: writes, logger: app.logger)
+            var scheduleRoutes = ScheduleRoutes(state: state, store: schedules, runner: runner)
+            scheduleRoutes.credentials = app.credentials
+            scheduleRoutes.register(on: routes.resources)
+            runner.start()
+            // Before the writes drain: a schedule being applied finishes, no new one starts.
+            app.addShutdownTask { runner.stop() }
+        }
         StreamRoutes(state: state, hub: streams).register(on: routes.streams)
         OFREPRoutes.register(state: state, hub: streams, on: routes)
         try DashboardRoute.register(on: routes.open)
