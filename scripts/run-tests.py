@@ -43,7 +43,7 @@ TIMINGS = ROOT / "Tests" / "timings.json"   # seconds per job from a measured ru
 # measure the server process's own use and run beside others.
 SOLO_CLASSES = {
     "UnicodeWorkTests", "PostsAdoptionCostTests", "OFREPContextCostTests", "SizeBoundTests",
-    "PostsLoadingTests", "ResumeAcrossInstancesTests",
+    "PostsLoadingTests", "ResumeAcrossInstancesTests", "HeadRefusalTests", "RefusedAtTheHeadTests",
 }
 
 

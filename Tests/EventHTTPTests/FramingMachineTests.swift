@@ -115,15 +115,24 @@ final class FramingMachineTests: XCTestCase {
         XCTAssertEqual(idle.expireBody(), .none, "no body, nothing to expire")
     }
 
-    func testTheBodyBudgetIsHeldWhileABodyArrivesAndGivenBack() {
+    func testTheBodyBudgetHoldsWhatArrivedForBodiesNotYetComplete() {
         let budget = BodyBudget(limit: 100)
         var first = FramingDriver(budget: budget)
         first.feed(bytes("PUT / HTTP/1.1\r\nContent-Length: 60\r\n\r\n"))
-        XCTAssertEqual(budget.used, 60)
+        XCTAssertEqual(budget.used, 0, "a head alone holds nothing (announced is not received)")
+        first.feed([UInt8](repeating: 0x61, count: 25))
+        XCTAssertEqual(budget.used, 25, "the bytes received so far")
         var second = FramingDriver(budget: budget)
-        second.feed(bytes("PUT / HTTP/1.1\r\nContent-Length: 60\r\n\r\n"))
-        XCTAssertEqual(second.refusals, [FramingMachine.bodyBudgetRefusal], "over the budget: 503")
-        first.feed([UInt8](repeating: 0x61, count: 60))
+        second.feed(bytes("PUT / HTTP/1.1\r\nContent-Length: 90\r\n\r\n") + [UInt8](repeating: 0x62, count: 90))
+        XCTAssertEqual(second.refusals, [], "a body that arrives whole holds nothing, whatever the others hold")
+        XCTAssertEqual(budget.used, 25)
+        var third = FramingDriver(budget: budget)
+        third.feed(bytes("PUT / HTTP/1.1\r\nContent-Length: 90\r\n\r\n") + [UInt8](repeating: 0x63, count: 80))
+        XCTAssertEqual(third.refusals, [FramingMachine.bodyBudgetRefusal], "80 received bytes do not fit beside 25: 503")
+        XCTAssertEqual(third.output.suffix(90), [UInt8](repeating: 0, count: 90), "the head went on: its body is made up, never read")
+        XCTAssertTrue(third.machine.isClosed)
+        XCTAssertEqual(budget.used, 25)
+        first.feed([UInt8](repeating: 0x61, count: 35))
         XCTAssertEqual(budget.used, 0, "given back once the body is complete")
 
         var chunked = FramingDriver(budget: budget)
@@ -131,6 +140,28 @@ final class FramingMachineTests: XCTestCase {
         XCTAssertEqual(budget.used, 32, "a chunked body holds what it gathered")
         chunked.machine.close()
         XCTAssertEqual(budget.used, 0, "and gives it back when its connection closes")
+    }
+
+    func testOneClientsShareLeavesRoomForTheOthers() {
+        let budget = BodyBudget(limit: 100, perClient: 40)
+        var greedy = FramingDriver(budget: budget)
+        greedy.machine.client = "198.51.100.1"
+        greedy.feed(bytes("PUT / HTTP/1.1\r\nContent-Length: 80\r\n\r\n") + [UInt8](repeating: 0x61, count: 30))
+        XCTAssertEqual(budget.held(by: "198.51.100.1"), 30)
+        var again = FramingDriver(budget: budget)
+        again.machine.client = "198.51.100.1"
+        again.feed(bytes("PUT / HTTP/1.1\r\nContent-Length: 80\r\n\r\n") + [UInt8](repeating: 0x61, count: 11))
+        XCTAssertEqual(again.refusals, [FramingMachine.bodyBudgetRefusal], "the client's 41st byte is over its share")
+        XCTAssertFalse(budget.hasRoom(for: 11, client: "198.51.100.1"))
+        XCTAssertTrue(budget.hasRoom(for: 40, client: "198.51.100.2"), "another client's share is whole")
+        var other = FramingDriver(budget: budget)
+        other.machine.client = "198.51.100.2"
+        other.feed(bytes("PUT / HTTP/1.1\r\nContent-Length: 80\r\n\r\n") + [UInt8](repeating: 0x61, count: 39))
+        XCTAssertEqual(other.refusals, [])
+        greedy.machine.close()
+        other.machine.close()
+        XCTAssertEqual(budget.used, 0)
+        XCTAssertEqual(budget.held(by: "198.51.100.1"), 0)
     }
 
     func testInPlaceOnlyForOneCleanHeadWithItsOwnBody() {
@@ -141,15 +172,17 @@ final class FramingMachineTests: XCTestCase {
             return machine.passInPlace(input) != nil
         }
         XCTAssertTrue(inPlace("GET / HTTP/1.1\r\n\r\n"))
-        XCTAssertTrue(inPlace("PUT / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab"))
+        XCTAssertTrue(inPlace("PUT / HTTP/1.1\r\nContent-Length: 5\r\n\r\nabcde"))
+        XCTAssertFalse(inPlace("PUT / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab"), "a body still to come: decided at its head, step by step")
         XCTAssertFalse(inPlace("PUT / HTTP/1.1\r\nContent-Length: 2\r\n\r\nabGET / HTTP/1.1\r\n\r\n"), "a second request behind it")
         XCTAssertFalse(inPlace("HEAD / HTTP/1.1\r\nContent-Length: 2\r\n\r\nab"), "a body libevent does not read")
         XCTAssertFalse(inPlace("GET / HTTP/1.1\nHost: h\n\n"), "a head to normalise")
         var machine = FramingMachine(maxHeadBytes: 256, maxBodyBytes: 1000, budget: nil)
         let input = ByteQueue()
-        input.append(bytes("PUT / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab"))
-        XCTAssertEqual(machine.passInPlace(input)?.deadline, .body, "the body's deadline starts with its head")
-        XCTAssertEqual(machine.phase.remainingBody, 3)
+        input.append(bytes("PUT / HTTP/1.1\r\nContent-Length: 5\r\n\r\nabcde"))
+        XCTAssertEqual(machine.passInPlace(input)?.deadline, FramingMachine.Deadline.none, "the whole body: no deadline runs")
+        XCTAssertNil(machine.phase.remainingBody)
+        XCTAssertEqual(machine.heads, 1)
     }
 }
 

@@ -23,11 +23,18 @@ public protocol Middleware {
     func intercept(_ request: Request) -> Response?
     /// Adjusts an answer before it is sent (headers, metrics).
     func finish(_ request: Request, _ response: inout Response)
+    /// The head check (API.md "Refused at the head"): when a request's head is complete and the
+    /// body it announces is still to come, a response here answers it before any of the body is
+    /// read, and the connection closes. `request` is routed, with an empty body. Must be pure —
+    /// it consumes nothing (a single-use ticket is redeemed by `intercept`, which still runs
+    /// on the whole request) — and cheap. Default: nil, decide on the whole request.
+    func checkHead(_ request: Request) -> Response?
 }
 
 extension Middleware {
     public func intercept(_ request: Request) -> Response? { nil }
     public func finish(_ request: Request, _ response: inout Response) {}
+    public func checkHead(_ request: Request) -> Response? { nil }
 }
 
 /// Routes registered with the same middleware, which runs (after the router's own) for each of

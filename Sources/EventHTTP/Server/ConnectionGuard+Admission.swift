@@ -45,6 +45,8 @@ extension ConnectionGuard {
         address = peer
         isTrustedProxy = server.configuration.trustedProxies.contains(peer)
         countedAddress = isTrustedProxy ? nil : peer
+        // Body bytes count under the peer; a proxy's under the client each head names (`+Head`).
+        machine.client = countedAddress
         switch server.admitConnection(address: peer, exempt: isTrustedProxy) {
         case .admitted:
             return nil

@@ -77,28 +77,15 @@ extension ConnectionGuard {
             // evhttp has the head and waits for `remaining` more body bytes: they are made up
             // (zeros, never read), so it delivers the request, and its answer is the refusal.
             syncClock()
-            refusals[machine.heads - 1] = refusal
+            refusals[machine.heads - 1] = .framing(refusal)
             evbuffer_drain(pending, evbuffer_get_length(pending))
             guard let input = bufferevent_get_input(filter) else { return }
-            withInputUnfrozen(input) {
-                var left = remaining
-                while left > 0 {
-                    let piece = min(left, Self.zeros.count)
-                    Self.zeros.withUnsafeBytes { zeros in
-                        syscall("evbuffer_add", tolerating: "out of memory: the connection times out instead") {
-                            evbuffer_add(input, zeros.baseAddress, piece)
-                        }
-                    }
-                    left -= piece
-                }
-            }
+            withInputUnfrozen(input) { addZeros(remaining, to: input) }
             bufferevent_trigger(filter, Int16(EV_READ), Int32(BEV_TRIG_DEFER_CALLBACKS.rawValue))
         case .none:
             break
         }
     }
-
-    private static let zeros = [UInt8](repeating: 0, count: 64 << 10)
 
     /// "100 Continue" for a client waiting before it sends its body (`headsBefore`: heads
     /// handed on before this one). Sent straight to the socket: evhttp reads (so this runs)

@@ -60,13 +60,22 @@ final class ConnectionGuard {
     /// Requests evhttp has delivered to the server so far.
     var requestsSeen = 0
     /// Refusals by the index of the stand-in head that carries them (`machine.heads`).
-    var refusals: [Int: FramingRefusal] = [:]
+    var refusals: [Int: Refusal] = [:]
+
+    /// What a stand-in request is answered with.
+    enum Refusal {
+        /// A refusal of the bytes themselves: nothing of the request is trusted.
+        case framing(FramingRefusal)
+        /// An answer decided at the head (`+Head`: a route's credential check, 415), to the
+        /// request as routed, so the router's middleware finishes it as any other answer.
+        case answer(Response, to: Request)
+    }
 
     private init(server: HTTPServer, base: OpaquePointer) {
         self.server = server
         self.base = base
         machine = FramingMachine(maxHeadBytes: server.configuration.maxHeaderSize,
-                                 maxBodyBytes: server.configuration.maxBodySize * 4, budget: server.bodyBudget)
+                                 maxBodyBytes: server.configuration.maxBodySize, budget: server.bodyBudget)
         headerTimeout = server.configuration.headerTimeout
         bodyTimeout = server.configuration.bodyTimeout
         pending = evbuffer_new()
@@ -99,7 +108,7 @@ final class ConnectionGuard {
     }
 
     /// The refusal evhttp's next delivered request stands in for, if any (call once per request).
-    func nextRequest() -> FramingRefusal? {
+    func nextRequest() -> Refusal? {
         defer { requestsSeen += 1 }
         return refusals.isEmpty ? nil : refusals.removeValue(forKey: requestsSeen)
     }
@@ -144,24 +153,69 @@ final class ConnectionGuard {
         let input = EvbufferInput(buffer: source)
         while true {
             let headsBefore = machine.heads
+            let wasReadingHead = machine.isReadingHead
             let step = machine.step(input)
             syncClock()
             switch step {
             case .needMore:
                 return
             case .pass(let count):
+                // A clean head whose body is still to come: decided before it goes on.
+                if wasReadingHead, machine.awaitsBody,
+                   let refusal = decideHead(headBytes: count, in: source) {
+                    evbuffer_drain(source, count)
+                    refuseHead(refusal, into: destination)
+                    continue
+                }
                 evbuffer_remove_buffer(source, destination, count)
             case .take(let count):
                 evbuffer_drain(source, count)
             case .replace(let consumed, let bytes, let expectsContinue):
                 evbuffer_drain(source, consumed)
+                if wasReadingHead, machine.awaitsBody,
+                   let refusal = decideHead(canonical: bytes, bodyReceived: evbuffer_get_length(source)) {
+                    refuseHead(refusal, into: destination)
+                    continue
+                }
                 if expectsContinue, evbuffer_get_length(source) == 0 { sendContinue(headsBefore: headsBefore) }
                 add(bytes, to: destination)
             case .refuse(let refusal, let consumed):
                 evbuffer_drain(source, consumed)
-                standIn(for: refusal, into: destination)
+                standIn(for: .framing(refusal), into: destination)
+            case .cut(let refusal, let owed):
+                // The head went on: its body is made up (never read) so the request completes
+                // and its answer is the refusal.
+                evbuffer_drain(source, evbuffer_get_length(source))
+                syncClock()
+                stopTimer()
+                refusals[machine.heads - 1] = .framing(refusal)
+                addZeros(owed, to: destination)
+                stopReading()
             }
         }
+    }
+
+    /// Adds `count` zero bytes to `destination` (a body made up for a request refused after its
+    /// head went on).
+    func addZeros(_ count: Int, to destination: OpaquePointer) {
+        var left = count
+        while left > 0 {
+            let piece = min(left, Self.zeros.count)
+            Self.zeros.withUnsafeBytes { zeros in
+                syscall("evbuffer_add", tolerating: "out of memory: the connection times out instead") {
+                    evbuffer_add(destination, zeros.baseAddress, piece)
+                }
+            }
+            left -= piece
+        }
+    }
+
+    private static let zeros = [UInt8](repeating: 0, count: 64 << 10)
+
+    /// Nothing after a refusal is read as a request: stop reading the socket while the answer
+    /// waits its turn, rather than read and drop whatever the client keeps sending.
+    func stopReading() {
+        if let filter { bufferevent_setwatermark(filter, Int16(EV_READ), 0, 1) }
     }
 
     private func add(_ bytes: [UInt8], to destination: OpaquePointer) {
@@ -177,18 +231,22 @@ final class ConnectionGuard {
     /// Refuses the stream: a stand-in request for `refusal`, and everything after it dropped.
     func refuse(_ refusal: FramingRefusal, into destination: OpaquePointer) {
         machine.refuse()
+        standIn(for: .framing(refusal), into: destination)
+    }
+
+    /// Refuses the head just framed (it never goes on): a stand-in takes its place.
+    private func refuseHead(_ refusal: Refusal, into destination: OpaquePointer) {
+        machine.refuseHead()
         standIn(for: refusal, into: destination)
     }
 
     /// Hands evhttp the stand-in of a refusal the machine has made.
-    private func standIn(for refusal: FramingRefusal, into destination: OpaquePointer) {
+    private func standIn(for refusal: Refusal, into destination: OpaquePointer) {
         syncClock()
         stopTimer()
         refusals[machine.heads - 1] = refusal
         add(machine.standIn, to: destination)
-        // Nothing after a refusal is read as a request: stop reading the socket while the
-        // stand-in waits its turn, rather than read and drop whatever the client keeps sending.
-        if let filter { bufferevent_setwatermark(filter, Int16(EV_READ), 0, 1) }
+        stopReading()
     }
 
     /// The same, from outside the filter callback (a timer): evhttp reads it as soon as it is

@@ -15,7 +15,9 @@ protocol FramingInput {
 /// de-chunked, with a `Content-Length`). After a refusal every later byte is dropped.
 ///
 /// The machine also says which deadline should run (`clock`) and holds this connection's share
-/// of the server's body budget; the adapter (`ConnectionGuard`) owns the timers and buffers.
+/// of the server's body budget — bytes received for a body not yet complete, as they arrive
+/// (`BodyBudget`); the adapter (`ConnectionGuard`) owns the timers and buffers, and decides at
+/// each head whose body is still to come whether to read it at all (`ConnectionGuard+Head`).
 ///
 /// ```swift
 /// var machine = FramingMachine(maxHeadBytes: 8192, maxBodyBytes: 1 << 20, budget: budget)
@@ -45,6 +47,11 @@ struct FramingMachine {
         /// The next `consumed` bytes are consumed and the stream is refused: `standIn` goes on in
         /// place of a request (its index is `heads - 1`), and nothing after it is read.
         case refuse(FramingRefusal, consumed: Int)
+        /// The body being handed on cannot be held (the budget for bodies being received, or
+        /// the client's share of it, is spent): the head already went on, so `owed` made-up
+        /// bytes complete its body and the request it completes (index `heads - 1`) is answered
+        /// with the refusal; the stream is closed, nothing more is read.
+        case cut(FramingRefusal, owed: Int)
     }
 
     /// Which deadline should be running: a head's from its first byte, a body's from its head.
@@ -76,8 +83,12 @@ struct FramingMachine {
     var heads = 0
     /// The HTTP minor version of the last head (the stand-in's version).
     var minorVersion = 1
-    /// Bytes of `budget` this connection holds.
+    /// Bytes of `budget` this connection holds, and the client they are counted under.
     var reserved = 0
+    var reservedClient: String?
+    /// The client this connection's body bytes count under in `budget` (the peer, or the client
+    /// a trusted proxy names in the head; set by the guard).
+    var client: String?
     /// The head being gathered by the slow path.
     var head: [UInt8] = []
     /// The chunked body being gathered (phase `.chunked`).
@@ -106,9 +117,16 @@ struct FramingMachine {
         case .body(let remaining, let forward):
             let count = min(remaining, available)
             if count == remaining {
+                // The body is complete: handed on at once, it needs no budget.
                 phase = .head
                 bodyEnded()
             } else {
+                // Bytes of a body not yet complete are held: they count, as they arrive.
+                if forward, !reserve(count) {
+                    phase = .closed
+                    bodyEnded()
+                    return .cut(Self.bodyBudgetRefusal, owed: remaining)
+                }
                 phase = .body(remaining: remaining - count, forward: forward)
             }
             return forward ? .pass(count) : .take(count)
@@ -117,17 +135,18 @@ struct FramingMachine {
         }
     }
 
-    /// The fast path without moving a byte: when the whole of `input` is one clean head followed
-    /// only by body it announced and libevent reads, all of it may go on where it lies; returns
-    /// the clock afterwards. Nil (nothing changed): `step` frames the input.
+    /// The fast path without moving a byte: when the whole of `input` is one clean head with all
+    /// of the body it announced (none, or one libevent reads), all of it may go on where it lies;
+    /// returns the clock afterwards. Nil (nothing changed): `step` frames the input — also when
+    /// the body is still to come, so the guard decides at the head (API.md "Refused at the head").
     mutating func passInPlace<Input: FramingInput>(_ input: Input) -> Clock? {
         guard isBetweenHeads else { return nil }
         let length = input.count
         guard length > 0, let verdict = CleanHead.check(input.front(length < maxHeadBytes ? length : maxHeadBytes),
                                                         maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes) else { return nil }
         let rest = length - verdict.count
-        if rest > 0, !verdict.bodyIsRead || rest > verdict.bodyLength { return nil }
-        guard reserveFor(verdict) else { return nil }
+        if rest > 0, !verdict.bodyIsRead { return nil }
+        guard rest == verdict.bodyLength else { return nil }
         accept(verdict, bodyAlreadyPassed: rest)
         return clock
     }
@@ -136,8 +155,7 @@ struct FramingMachine {
 
     private mutating func readHead<Input: FramingInput>(_ input: Input, available: Int) -> Step {
         if head.isEmpty, let verdict = CleanHead.check(input.front(min(available, maxHeadBytes)),
-                                                       maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes),
-           reserveFor(verdict) {
+                                                       maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes) {
             accept(verdict, bodyAlreadyPassed: 0)
             return .pass(verdict.count)
         }
@@ -166,9 +184,6 @@ struct FramingMachine {
             return refuse(refusal, consumed: consumed)
         case .success(let parsed):
             minorVersion = parsed.minorVersion
-            if case .length(let length) = parsed.body, length > 0, parsed.bodyIsRead, !reserve(length) {
-                return refuse(Self.bodyBudgetRefusal, consumed: consumed)
-            }
             let canonical: [UInt8]
             switch parsed.body {
             case .none:
@@ -231,8 +246,11 @@ struct FramingMachine {
             return refuse(error, consumed: 0)
         }
         let grown = (decoder?.body.count ?? 0) - before
-        if grown > 0, !reserve(grown) { return refuse(Self.bodyBudgetRefusal, consumed: used) }
-        guard decoder!.isComplete else { return .take(used) }
+        // Held while the body is not complete; a body complete now is handed on at once.
+        guard decoder!.isComplete else {
+            if grown > 0, !reserve(grown) { return refuse(Self.bodyBudgetRefusal, consumed: used) }
+            return .take(used)
+        }
         let body = decoder!.body
         decoder = nil
         phase = .head

@@ -73,6 +73,15 @@ extension HTTPServer {
         write(response, to: raw, method: .get)
     }
 
+    /// An answer decided at a request's head (its body never read), through the response
+    /// filters as the routed request's answer; then the connection closes.
+    func writeHeadAnswer(_ response: Response, to request: Request, raw: RawRequest) {
+        var response = response
+        applyResponseFilters(request, &response)
+        response.headers[.connection] = "close"
+        write(response, to: raw, method: request.method)
+    }
+
     /// The refusal as a problem, then the connection closes (nothing after it is read).
     func writeFramingRefusal(_ refusal: FramingRefusal, to raw: RawRequest) {
         var headers: HTTPFields = [:]

@@ -23,10 +23,9 @@ extension HTTPServer {
             | EVHTTP_REQ_PUT.rawValue | EVHTTP_REQ_PATCH.rawValue | EVHTTP_REQ_DELETE.rawValue
             | EVHTTP_REQ_OPTIONS.rawValue | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue
         evhttp_set_allowed_methods(http, UInt16(all))
-        // Bodies between the limit and 4x get the router's 413 problem (after the route and
-        // filters had their say); beyond that the connection guard refuses them at the head, so
-        // a huge upload never sits in memory.
-        evhttp_set_max_body_size(http, configuration.maxBodySize * 4)
+        // The connection guard refuses a body over the limit at its head (or, chunked, the
+        // moment it passes the limit): evhttp never sees a longer one.
+        evhttp_set_max_body_size(http, configuration.maxBodySize)
         // The guard enforces maxHeaderSize on what the client sent; the head it re-serialises
         // for evhttp may be a little longer (bare LF line ends become CRLF).
         evhttp_set_max_headers_size(http, configuration.maxHeaderSize * 2 + 64)

@@ -9,9 +9,15 @@ extension HTTPServer {
         guard let evcon = evhttp_request_get_connection(raw) else { return }
         // One lookup per request: the guard keeps the connection's record once it has one.
         let connectionGuard = evhttp_connection_get_bufferevent(evcon).flatMap { guards[$0] }
-        if let refusal = connectionGuard?.nextRequest() {
+        switch connectionGuard?.nextRequest() {
+        case .framing(let refusal):
             writeFramingRefusal(refusal, to: raw)
             return
+        case .answer(let response, let request):
+            writeHeadAnswer(response, to: request, raw: raw)
+            return
+        case nil:
+            break
         }
         if let refusal = connectionGuard?.clientCapRefusal {
             writeClientCapRefusal(refusal, to: raw, headers: Self.headers(of: raw))

@@ -71,7 +71,8 @@ public final class HTTPServer {
         self.configuration = configuration
         self.router = router
         self.logger = logger
-        bodyBudget = BodyBudget(limit: configuration.maxBufferedBodyBytes)
+        bodyBudget = BodyBudget(limit: configuration.maxBufferedBodyBytes,
+                                perClient: configuration.bufferedBodyBytesPerClient)
         scratch = evbuffer_new()
         router.owner = self
     }

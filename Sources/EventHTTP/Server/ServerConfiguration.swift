@@ -4,8 +4,9 @@ public struct ServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// Port; 0 picks a free one (`HTTPServer.start()` returns it).
     public var port: Int = 8080
-    /// Largest accepted request body; larger → 413 problem (bodies announced or de-chunked
-    /// beyond 4× are refused before any handler runs, and the connection closed).
+    /// Largest accepted request body; larger → 413 problem, at the head for an announced
+    /// `Content-Length` (no `100 Continue`, nothing of the body read), the moment a chunked body
+    /// passes it; the connection then closes.
     public var maxBodySize: Int = 1 << 20
     /// Largest request head (request line + headers); larger → 431 problem, connection closed.
     public var maxHeaderSize: Int = 16 << 10
@@ -59,18 +60,29 @@ public struct ServerConfiguration: Sendable {
     /// Seconds a client has, from the end of a request head, to send the whole body it announced
     /// (`--body-timeout`), however slowly it trickles; then `408` and the connection closes.
     public var bodyTimeout: Double = 30
-    /// Bytes of request bodies the server receives at once, over all connections (a body counts
-    /// from its head until it is complete); a head whose body would pass it gets `503`.
+    /// Bytes of request bodies not yet complete the server holds at once, over all connections:
+    /// bytes actually received, never lengths announced (a body that arrives whole is handed on
+    /// at once and holds nothing). A head whose body has no room now, or body bytes that do not
+    /// fit, get `503` and the connection closes.
     public var maxBufferedBodyBytes: Int = 256 << 20
+    /// The part of `maxBufferedBodyBytes` one client (an address, or the client a trusted proxy
+    /// names) may hold, so one client cannot deny bodies to everyone else. nil: a sixteenth of
+    /// the total, at least one largest body (`maxBodySize`), at most the total.
+    public var maxBufferedBodyBytesPerClient: Int?
+
+    /// `maxBufferedBodyBytesPerClient`, or its default.
+    var bufferedBodyBytesPerClient: Int {
+        maxBufferedBodyBytesPerClient ?? min(maxBufferedBodyBytes, max(maxBodySize, maxBufferedBodyBytes / 16))
+    }
     /// Bytes a client may have pipelined ahead of what evhttp parsed; past it the socket is not
     /// read until evhttp catches up (a client that stops reading its answers stops being read).
-    /// nil: one largest request (4× `maxBodySize` and a head) and 64 KiB — evhttp parses a body
+    /// nil: one largest request (`maxBodySize` and a head) and 64 KiB — evhttp parses a body
     /// only once all of it is in its input, so the mark cannot be lower than that.
     public var maxUnparsedInputBytes: Int?
 
     /// `maxUnparsedInputBytes`, or its default.
     var unparsedInputLimit: Int {
-        maxUnparsedInputBytes ?? (maxBodySize * 4 + maxHeaderSize * 2 + (64 << 10))
+        maxUnparsedInputBytes ?? (maxBodySize + maxHeaderSize * 2 + (64 << 10))
     }
     /// Open connections one client address may hold at once (counted from accept), and event
     /// streams one client may hold (behind a trusted proxy: the client it names).

@@ -111,7 +111,7 @@ public struct TrustedProxies: Sendable, Equatable {
         let forwardedFor = headers[values: .xForwardedFor]
         if !forwardedFor.isEmpty {
             let entries = forwardedFor.flatMap { $0.split(separator: ",") }
-            return entries.suffix(maxEntries).map { $0.trimmingCharacters(in: " \t") }
+            return entries.suffix(maxEntries).map { forwardedNode($0.trimmingCharacters(in: " \t")) }
         }
         let forwarded = headers[values: .forwarded]
         guard !forwarded.isEmpty else { return [] }
@@ -126,7 +126,10 @@ public struct TrustedProxies: Sendable, Equatable {
         return Array(result.suffix(maxEntries))
     }
 
-    /// RFC 7239 node: `192.0.2.43`, `"192.0.2.43:47011"`, `"[2001:db8::1]:4711"` → the address.
+    /// A forwarded node, of `Forwarded: for=` (RFC 7239) or an `X-Forwarded-For` entry, without
+    /// quotes, brackets or port: `192.0.2.43`, `"192.0.2.43:47011"`, `1.2.3.4:5678`,
+    /// `"[2001:db8::1]:4711"`, `[::1]:80`, `[::1]` → the address; a bare IPv6 address (with its
+    /// colons, as `X-Forwarded-For` often carries one) stays whole.
     static func forwardedNode(_ text: String) -> String {
         var node = Substring(text)
         if node.hasPrefix("\""), node.hasSuffix("\""), node.count >= 2 { node = node.dropFirst().dropLast() }
@@ -134,8 +137,8 @@ public struct TrustedProxies: Sendable, Equatable {
             guard let close = node.firstIndex(of: "]") else { return String(node) }
             return String(node[node.index(after: node.startIndex)..<close])
         }
-        // IPv4 with a port (an IPv6 address is always bracketed here).
-        if let colon = node.firstIndex(of: ":"), node.firstIndex(of: ".") != nil { return String(node[..<colon]) }
+        // IPv4 with a port: one colon (an IPv6 address has at least two).
+        if let colon = node.firstIndex(of: ":"), node.lastIndex(of: ":") == colon { return String(node[..<colon]) }
         return String(node)
     }
 }

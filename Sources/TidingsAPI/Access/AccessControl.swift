@@ -23,6 +23,14 @@ struct AccessCheck: Middleware {
             return Unauthorized.response(.invalidToken)
         }
     }
+
+    /// At the head of a request whose body is still to come: the same verdict, so a missing or
+    /// wrong credential is a 401 before any of the body is read — but a ticket is not redeemed
+    /// here (`intercept` does, on the whole request).
+    func checkHead(_ request: Request) -> Response? {
+        if case .needsTicket = credentials.policy.verdict(for: request, rule: rule) { return nil }
+        return intercept(request)
+    }
 }
 
 /// The route groups by access rule and `POST /stream-tickets`.

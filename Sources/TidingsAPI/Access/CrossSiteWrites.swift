@@ -24,6 +24,10 @@ struct CrossSiteWrites: Middleware {
                         detail: "Writes from a web page of another origin are refused: '\(origin.prefix(200))' is not this server and is not allowed by --cors-origin.")
     }
 
+    /// At the head too: the rule reads only the head, so another site's upload is refused
+    /// before its body is read.
+    func checkHead(_ request: Request) -> Response? { intercept(request) }
+
     /// `host[:port]` of a serialised origin (`https://app.example:8443` → `app.example:8443`),
     /// lower-cased; nil for `null` and anything that is not `scheme://authority`.
     static func authority(of origin: String) -> String? {

@@ -45,6 +45,11 @@ struct FramingDriver {
                 input.removeFirst(consumed)
                 output += machine.standIn
                 refusals.append(refusal)
+            case .cut(let refusal, let owed):
+                precondition(owed > 0 && machine.isClosed, "cut owing \(owed)")
+                input.removeFirst(available)
+                output += [UInt8](repeating: 0, count: owed)
+                refusals.append(refusal)
             }
         }
     }

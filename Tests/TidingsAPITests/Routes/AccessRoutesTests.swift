@@ -56,9 +56,10 @@ final class AccessRoutesTests: XCTestCase {
         // Order of checks: route (404/405) before credentials.
         XCTAssertEqual(try server.request("PUT", "/no/such/thing", json: ["value": 1]).status, 404)
         XCTAssertEqual(try server.request("POST", "/preferences/age", json: ["value": 1]).status, 405)
-        // ... and credentials before the body size: an anonymous 1.5 MiB upload is a 401.
+        // An over-limit body is refused as at its head, before anything else (API.md "Refused at
+        // the head"): a 1.5 MiB upload is a 413 with or without the credential.
         let big = [UInt8](repeating: UInt8(ascii: " "), count: 3 << 19)
-        XCTAssertEqual(try server.request("PUT", "/preferences/age", body: big).status, 401)
+        XCTAssertEqual(try server.request("PUT", "/preferences/age", body: big).status, 413)
         XCTAssertEqual(try server.request("PUT", "/preferences/age", headers: bearer(api), body: big).status, 413)
     }
 
