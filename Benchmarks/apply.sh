@@ -21,7 +21,7 @@ PY
 "$BIN" --port 0 --data-dir "$WORK/data" --feed-refresh 0 --preferences "$WORK/prefs.json" --log-level warning >"$WORK/log" 2>&1 &
 PID=$!
 URL=""
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
   URL=$(sed -n 's#^tidings listening on \(http://[^ ]*\).*#\1#p' "$WORK/log" | head -n1)
   [ -n "$URL" ] && break; sleep 0.1
 done

@@ -26,14 +26,14 @@ declare -A HARNESS=(
 )
 TARGETS=(body stream-query forwarded yaml framing upstream-head)
 
-objects() { for target in "$@"; do ls "$D/$target.build/"*.o; done; }
+objects() { for target in "$@"; do find "$D/$target.build" -maxdepth 2 -name "*.o" | sort; done; }  # C targets keep theirs in src/
 link() { # name, harness files...
   local name=$1; shift
   swiftc -sanitize=fuzzer -parse-as-library -Onone -g -swift-version 6 \
     -I "$D/Modules" -I Sources/CLibevent -I Sources/CZlib -I Sources/CBrotli \
     -Xcc -fmodule-map-file="$D/COpenCombineHelpers.build/module.modulemap" \
     -Xcc -I.build/checkouts/OpenCombine/Sources/COpenCombineHelpers/include \
-    -Xcc -fmodule-map-file=.build/checkouts/Yams/Sources/CYaml/include/module.modulemap \
+    -Xcc -fmodule-map-file="$BUILD/checkouts/Yams/Sources/CYaml/include/module.modulemap" \
     "$@" $(objects EventHTTP Observing TidingsModel HTTPTypes OpenCombine COpenCombineHelpers Logging Yams CYaml) \
     -levent -levent_pthreads -lz -lbrotlienc -lbrotlidec -lstdc++ -o "$BUILD/$name"
 }

@@ -7,33 +7,30 @@ import Yams
 enum YAMLDocumentWriter {
     /// A mapping in the given order.
     static func mapping(_ members: [(String, Node)]) -> Node {
-        .mapping(Node.Mapping(members.map { (string($0.0), $0.1) }, Tag(.map), .block))
+        .mapping(Node.Mapping(members.map { (string($0.0), $0.1) }, YAMLRules.map, .block))
     }
 
     /// A block sequence.
     static func sequence(_ items: [Node]) -> Node {
-        .sequence(Node.Sequence(items, Tag(.seq), .block))
+        .sequence(Node.Sequence(items, YAMLRules.seq, .block))
     }
 
-    /// A string that reads back as this string under either schema (ours, and Yams' default
-    /// YAML 1.1 one, which other tools use).
+    /// A string that reads back as this string under either schema (ours, and YAML 1.1's,
+    /// which other tools use): see ``YAMLRules/isPlainSafe(_:)``.
     static func string(_ text: String) -> Node {
-        let plain = Node.Scalar(text)
-        let readsAsString = YAMLRules.coreSchema.resolveTag(of: .scalar(plain)) == .str
-            && Resolver.default.resolveTag(of: .scalar(plain)) == .str
-        return .scalar(Node.Scalar(text, Tag(.str), readsAsString ? .any : .doubleQuoted))
+        .scalar(Node.Scalar(text, YAMLRules.str, YAMLRules.isPlainSafe(text) ? .any : .doubleQuoted))
     }
 
     static func integer(_ value: some BinaryInteger) -> Node {
-        .scalar(Node.Scalar(String(value), Tag(.int), .plain))
+        .scalar(Node.Scalar(String(value), YAMLRules.int, .plain))
     }
 
     /// A preference value, typed as YAML reads it back.
     static func value(_ value: PreferenceValue) -> Node {
         switch value {
-        case let .boolean(flag): .scalar(Node.Scalar(flag ? "true" : "false", Tag(.bool), .plain))
+        case let .boolean(flag): .scalar(Node.Scalar(flag ? "true" : "false", YAMLRules.bool, .plain))
         case let .integer(number): integer(number)
-        case .number: .scalar(Node.Scalar(EventFrame.json(value), Tag(.float), .plain))
+        case .number: .scalar(Node.Scalar(EventFrame.json(value), YAMLRules.float, .plain))
         case let .string(text): string(text)
         }
     }

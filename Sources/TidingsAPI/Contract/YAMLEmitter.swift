@@ -22,15 +22,15 @@ enum YAMLEmitter {
     private static func node(_ tree: YAMLNode) -> Node {
         switch tree {
         case let .string(text): return string(text)
-        case let .integer(value): return .scalar(Node.Scalar(String(value), Tag(.int), .plain))
-        case let .number(value): return .scalar(Node.Scalar(number(value), Tag(.float), .plain))
-        case let .boolean(value): return .scalar(Node.Scalar(value ? "true" : "false", Tag(.bool), .plain))
-        case .null: return .scalar(Node.Scalar("null", Tag(.null), .plain))
+        case let .integer(value): return .scalar(Node.Scalar(String(value), YAMLRules.int, .plain))
+        case let .number(value): return .scalar(Node.Scalar(number(value), YAMLRules.float, .plain))
+        case let .boolean(value): return .scalar(Node.Scalar(value ? "true" : "false", YAMLRules.bool, .plain))
+        case .null: return .scalar(Node.Scalar("null", YAMLRules.null, .plain))
         case let .sequence(items):
-            return .sequence(Node.Sequence(items.map(node), Tag(.seq), isFlow(items) ? .flow : .block))
+            return .sequence(Node.Sequence(items.map(node), YAMLRules.seq, isFlow(items) ? .flow : .block))
         case let .mapping(members):
             let pairs = members.map { (string($0.key), node($0.value)) }
-            return .mapping(Node.Mapping(pairs, Tag(.map), isFlow(members.map(\.value), keys: members.map(\.key)) ? .flow : .block))
+            return .mapping(Node.Mapping(pairs, YAMLRules.map, isFlow(members.map(\.value), keys: members.map(\.key)) ? .flow : .block))
         }
     }
 
@@ -52,15 +52,11 @@ enum YAMLEmitter {
     /// A string that reads back as this string: literal block for several lines, plain when
     /// no schema types it otherwise, else double-quoted.
     private static func string(_ text: String) -> Node {
-        if text.contains("\n"), !text.unicodeScalars.contains(where: { $0 != "\n" && needsEscape($0) }),
+        if text.contains("\n"), !text.unicodeScalars.contains(where: { $0 != "\n" && YAMLRules.needsEscape($0) }),
            !text.hasPrefix(" "), !text.hasSuffix("\n\n") {
-            return .scalar(Node.Scalar(text, Tag(.str), .literal))
+            return .scalar(Node.Scalar(text, YAMLRules.str, .literal))
         }
-        let plain = Node.Scalar(text)
-        let readsAsString = YAMLRules.coreSchema.resolveTag(of: .scalar(plain)) == .str
-            && Resolver.default.resolveTag(of: .scalar(plain)) == .str
-            && !text.unicodeScalars.contains(where: needsEscape)
-        return .scalar(Node.Scalar(text, Tag(.str), readsAsString ? .any : .doubleQuoted))
+        return .scalar(Node.Scalar(text, YAMLRules.str, YAMLRules.isPlainSafe(text) ? .any : .doubleQuoted))
     }
 
     /// A double as YAML reads it back as a float: `0.0`, `2.5`, `1.0e+16`.
@@ -78,13 +74,5 @@ enum YAMLEmitter {
             text += ".0"
         }
         return text
-    }
-
-    /// Characters that are written escaped (in a double-quoted scalar): C0 and C1 controls,
-    /// DEL, the byte-order mark, and the Unicode line and paragraph separators.
-    static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-        let value = scalar.value
-        return value < 0x20 || value == 0x7F || (value >= 0x80 && value < 0xA0)
-            || value == 0xFEFF || value == 0x2028 || value == 0x2029
     }
 }

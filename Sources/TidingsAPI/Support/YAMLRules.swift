@@ -85,4 +85,43 @@ enum YAMLRules {
             preconditionFailure("the core schema's patterns compile: \(error)")
         }
     }()
+
+    // MARK: Writing strings
+
+    /// Whether a string may be written plain (unquoted) and still read back as this string by
+    /// YAML 1.2's core schema and by YAML 1.1 readers (PyYAML): not a word they type (`yes`,
+    /// `null`, `~`), nothing that starts like a number (digits, sign, dot: dates, octals,
+    /// sexagesimals too; quoting a harmless `3.1.0` is the price of never guessing wrong), no
+    /// character that must be escaped. libyaml quotes whatever its syntax needs besides (`: `,
+    /// ` #`, a leading indicator). Cheap: no regular expression per string.
+    static func isPlainSafe(_ text: String) -> Bool {
+        guard let first = text.unicodeScalars.first else { return false }
+        if "0123456789+-.".unicodeScalars.contains(first) { return false }
+        if text.unicodeScalars.contains(where: needsEscape) { return false }
+        if text.utf8.count > 5 { return true }
+        return !typedWords.contains(text.lowercased())
+    }
+
+    private static let typedWords: Set<String> = ["true", "false", "yes", "no", "on", "off", "y", "n", "null", "~", "<<", "="]
+
+    /// Characters that are written escaped (in a double-quoted scalar): C0 and C1 controls,
+    /// DEL, the byte-order mark, and the Unicode line and paragraph separators.
+    static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return value < 0x20 || value == 0x7F || (value >= 0x80 && value < 0xA0)
+            || value == 0xFEFF || value == 0x2028 || value == 0x2029
+    }
+
+    // MARK: Tags, made once
+
+    /// The tags of what the server writes. `Tag(_:)` builds Yams' default constructor (several
+    /// dictionaries) on every call; a contract of 1,000 keys made it half of start-up. Tags are
+    /// never changed after this, so sharing them across threads is safe.
+    nonisolated(unsafe) static let str = Tag(.str)
+    nonisolated(unsafe) static let int = Tag(.int)
+    nonisolated(unsafe) static let float = Tag(.float)
+    nonisolated(unsafe) static let bool = Tag(.bool)
+    nonisolated(unsafe) static let null = Tag(.null)
+    nonisolated(unsafe) static let seq = Tag(.seq)
+    nonisolated(unsafe) static let map = Tag(.map)
 }
