@@ -16,7 +16,10 @@ import TidingsModel
      "ratio": {"type": "number", "default": 0.5, "minimum": -1, "maximum": 1},
      "name": {"type": "string", "default": "x"},
      "short": {"type": "string", "default": "", "maxLength": 4},
-     "mode": {"type": "string", "default": "a", "enum": ["a", "b"]}}
+     "mode": {"type": "string", "default": "a", "enum": ["a", "b"]},
+     "obj": {"type": "object", "default": {"a": 1}, "required": ["a"], "additionalProperties": true,
+             "properties": {"a": {"type": "integer", "maximum": 9}, "r": {"type": "number"},
+                            "n": {"type": "object", "properties": {"s": {"type": "string", "maxLength": 3}}}}}}
     """#
     return try! Preferences<Never>(schemaJSON: Data(schema.utf8))
 }()

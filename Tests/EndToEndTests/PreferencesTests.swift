@@ -18,6 +18,8 @@ final class PreferencesTests: XCTestCase {
             (#"{"fine": {"type": "integer", "default": 1}, "events": {"type": "integer", "default": 1}}"#, "events"),
             (#"{"two words": {"type": "boolean", "default": false}}"#, "two words"),
             (#"{"a/b": {"type": "boolean", "default": false}}"#, "a/b"),
+            (#"{"theme": {"type": "object", "default": {"color": 1}, "properties": {"color": {"type": "string"}}}}"#, "theme"),
+            (#"{"look": {"type": "object", "default": {}, "required": ["size"]}}"#, "look"),
         ]
         for (index, (text, key)) in cases.enumerated() {
             let path = try directory.file("bad\(index).json", text)
@@ -40,5 +42,28 @@ final class PreferencesTests: XCTestCase {
         XCTAssertThrowsError(try TidingsProcess(arguments: ["--preferences", missing])) { error in
             XCTAssertTrue("\(error)".contains("missing.json"), "\(error)")
         }
+    }
+
+    /// An object preference through the real process: a PUT over a socket, the record, the event
+    /// on a live stream, an OFREP object flag, and a 422 naming the member.
+    func test_an_object_preference_is_written_streamed_and_evaluated_over_sockets() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.file("prefs.json", #"""
+            {"theme": {"type": "object", "default": {"color": "red"},
+                       "properties": {"color": {"type": "string"}, "size": {"type": "number"}}, "required": ["color"]}}
+            """#)
+        let server = try TidingsProcess(arguments: ["--preferences", file])
+        defer { server.stop() }
+        let stream = try server.openEventStream("/preferences/theme/events")
+        XCTAssertEqual(try stream.nextEvent().value?["value"], ["color": "red"])
+        let put = try server.put("theme", ["color": "blue", "size": 2])
+        XCTAssertEqual(put.status, 200, put.text)
+        XCTAssertEqual(try stream.nextEvent().value?["value"], ["color": "blue", "size": 2])
+        XCTAssertEqual(try server.get("/preferences/theme").value?["value"], ["color": "blue", "size": 2])
+        let flag = try server.request("POST", "/ofrep/v1/evaluate/flags/theme", contentType: "application/json", text: "{}")
+        XCTAssertEqual(flag.text, #"{"key":"theme","value":{"color":"blue","size":2.0},"reason":"STATIC","variant":"set","metadata":{"revision":1,"type":"object"}}"#)
+        let bad = try server.put("theme", ["color": "blue", "size": "big"])
+        XCTAssertEqual(bad.status, 422)
+        XCTAssertTrue(bad.text.contains(#"property \"size\": expected a value of type number"#), bad.text)
     }
 }

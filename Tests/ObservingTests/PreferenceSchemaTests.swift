@@ -35,7 +35,7 @@ final class PreferenceSchemaTests: XCTestCase {
 
     func testErrorsNameTheKeyAndTheProblem() async {
         XCTAssertEqual(schemaError(#"{"x": {"type": "float", "default": 1}}"#),
-                       #"preference "x": unknown type "float" (expected boolean, integer, number or string)"#)
+                       #"preference "x": unknown type "float" (expected boolean, integer, number, string or object)"#)
         XCTAssertEqual(schemaError(#"{"x": {"type": "integer", "default": 1.5}}"#),
                        #"preference "x": default 1.5 is not of type integer"#)
         XCTAssertEqual(schemaError(#"{"x": {"type": "integer", "default": 1, "minimum": 5, "maximum": 2}}"#),
@@ -53,5 +53,50 @@ final class PreferenceSchemaTests: XCTestCase {
         XCTAssertEqual(schemaError(#"[1]"#), "preferences schema: expected a JSON object of preferences, got array")
         XCTAssertEqual(schemaError(#"{"#)?.hasPrefix("preferences schema: not valid JSON"), true)
         XCTAssertEqual(schemaError(#"{}"#), "preferences schema: declares no preferences")
+    }
+
+    func testObjectDeclarationsAreReadAndTheirValuesChecked() async throws {
+        let prefs = try load(#"""
+        {"theme": {"type": "object", "default": {"color": "red", "ratio": 1},
+                   "properties": {"color": {"type": "string", "enum": ["red", "blue"]},
+                                  "ratio": {"type": "number"},
+                                  "inner": {"type": "object", "properties": {"on": {"type": "boolean"}}}},
+                   "required": ["color"]}}
+        """#)
+        let declaration = try XCTUnwrap(prefs.declaration(forKey: "theme"))
+        XCTAssertEqual(declaration.type, .object)
+        XCTAssertEqual(declaration.object?.required, ["color"])
+        XCTAssertEqual(declaration.object?.additionalProperties, false)
+        // The declared number member is a number even when written whole.
+        XCTAssertEqual(declaration.defaultValue, .object(PreferenceObject(["color": .string("red"), "ratio": .number(1)])))
+        try prefs.propose(PreferencePatch(values: ["theme": .object(PreferenceObject(["color": .string("blue"), "inner": .object(PreferenceObject(["on": .boolean(true)]))]))]))
+        XCTAssertEqual(prefs.value(forKey: "theme"), .object(PreferenceObject(["color": .string("blue"), "inner": .object(PreferenceObject(["on": .boolean(true)]))])))
+        XCTAssertThrowsError(try prefs.propose(PreferencePatch(values: ["theme": .object(PreferenceObject(["color": .string("pink")]))]))) { error in
+            XCTAssertEqual(String(describing: error), #"theme: property "color" must be one of "red", "blue""#)
+        }
+        XCTAssertThrowsError(try prefs.propose(PreferencePatch(values: ["theme": .object(PreferenceObject(["color": .string("red"), "inner": .object(PreferenceObject(["off": .boolean(true)]))]))]))) { error in
+            XCTAssertEqual(String(describing: error), #"theme: property "inner.off" is not declared (the object has no additionalProperties)"#)
+        }
+    }
+
+    func testBadObjectDeclarationsNameTheKeyAndTheProblem() async {
+        XCTAssertEqual(schemaError(#"{"o": {"type": "object", "default": {"a": 1}}}"#),
+                       #"preference "o": default {"a": 1} is invalid: property "a" is not declared (the object has no additionalProperties)"#)
+        XCTAssertEqual(schemaError(#"{"o": {"type": "object", "default": {}, "properties": {"a": {"type": "integer"}}, "required": ["a"]}}"#),
+                       #"preference "o": default {} is invalid: property "a" is required"#)
+        XCTAssertEqual(schemaError(#"{"o": {"type": "object", "default": {}, "required": ["b"]}}"#),
+                       #"preference "o": required property "b" is not declared in "properties""#)
+        XCTAssertEqual(schemaError(#"{"o": {"type": "object", "default": {}, "properties": {"a": {"type": "colour"}}}}"#),
+                       #"preference "o": property "a": unknown type "colour" (expected boolean, integer, number, string or object)"#)
+        XCTAssertEqual(schemaError(#"{"o": {"type": "object", "default": {}, "properties": {"a": {"type": "integer", "default": "x"}}}}"#),
+                       #"preference "o": property "a": default "x" is not of type integer"#)
+        XCTAssertEqual(schemaError(#"{"o": {"type": "object", "default": {}, "additionalProperties": "yes"}}"#),
+                       #"preference "o": "additionalProperties" must be true or false"#)
+        XCTAssertEqual(schemaError(#"{"o": {"type": "string", "default": "", "properties": {}}}"#),
+                       #"preference "o": properties, required and additionalProperties apply only to object preferences, not string"#)
+        XCTAssertEqual(schemaError(#"{"o": {"type": "object", "default": "x"}}"#),
+                       #"preference "o": default "x" is not of type object"#)
+        XCTAssertEqual(schemaError(#"{"o": {"type": "object", "default": {"a": [1]}, "additionalProperties": true}}"#),
+                       #"preference "o": default is invalid: property "a": array is not a preference value (expected a boolean, number, string or object)"#)
     }
 }

@@ -169,3 +169,34 @@ def test_it_works_with_a_read_token_as_bearer_or_x_api_key():
             assert result.error_message == "unauthorized", headers
     finally:
         secured.stop()
+
+
+def test_an_object_preference_is_an_object_flag():
+    """OpenFeature's object evaluation (the provider conformance suite's object scenarios): the
+    declared object comes back as a structure, typed members intact, and a non-object flag asked
+    for as an object is a type mismatch."""
+    directory = tempfile.TemporaryDirectory(prefix="tidings-ofrep-prefs-")
+    path = Path(directory.name) / "prefs.json"
+    path.write_text(json.dumps({
+        "theme": {"type": "object", "default": {"color": "red", "size": 3, "ratio": 0.5},
+                  "properties": {"color": {"type": "string"}, "size": {"type": "integer"}, "ratio": {"type": "number"}},
+                  "required": ["color"]},
+        "age": {"type": "integer", "default": 5},
+    }))
+    secured = Server("--preferences", str(path))
+    try:
+        client = client_for(secured.base)
+        result = client.get_object_details("theme", {"fallback": True})
+        assert result.error_code is None, result.error_message
+        assert result.value == {"color": "red", "size": 3, "ratio": 0.5}
+        assert (result.reason, result.variant, result.flag_metadata) == (Reason.STATIC, "default", {"revision": 0, "type": "object"})
+        status, _ = secured.request("PUT", "/preferences/theme", {"value": {"color": "blue", "size": 4, "ratio": 1}})
+        assert status == 200
+        result = client.get_object_details("theme", {"fallback": True})
+        assert result.value == {"color": "blue", "size": 4, "ratio": 1.0} and isinstance(result.value["ratio"], float)
+        assert isinstance(result.value["size"], int) and result.variant == "set"
+        assert client.get_object_details("age", {"fallback": True}).error_code == ErrorCode.TYPE_MISMATCH
+        assert client.get_string_details("theme", "x").error_code == ErrorCode.TYPE_MISMATCH
+    finally:
+        secured.stop()
+        directory.cleanup()

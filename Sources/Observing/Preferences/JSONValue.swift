@@ -46,15 +46,31 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
-    /// A scalar as a preference value (before it is brought to a declared type); nil for null,
-    /// arrays and objects.
+    /// The value as a preference value (before it is brought to a declared type): a scalar, or an
+    /// object whose members all are preference values; nil for null, arrays and objects holding one.
     public var preferenceValue: PreferenceValue? {
+        try? preferenceValueOrProblem().get()
+    }
+
+    /// As ``preferenceValue``, or what is not a preference value: the kind, inside an object the
+    /// member it is in (``PreferenceProblem/member(_:_:)`` around ``PreferenceProblem/unsupportedKind(_:)``).
+    public func preferenceValueOrProblem() -> Result<PreferenceValue, PreferenceProblem> {
         switch self {
-        case let .bool(value): .boolean(value)
-        case let .integer(value): .integer(Int(value))
-        case let .number(value): .number(value)
-        case let .string(value): .string(value)
-        case .null, .array, .object: nil
+        case let .bool(value): return .success(.boolean(value))
+        case let .integer(value): return .success(.integer(Int(value)))
+        case let .number(value): return .success(.number(value))
+        case let .string(value): return .success(.string(value))
+        case .null, .array: return .failure(.unsupportedKind(typeName))
+        case let .object(members):
+            var converted: [PreferenceObject.Member] = []
+            converted.reserveCapacity(members.count)
+            for (name, member) in members {
+                switch member.preferenceValueOrProblem() {
+                case let .success(value): converted.append(.init(name: name, value: value))
+                case let .failure(problem): return .failure(.member(name, problem))
+                }
+            }
+            return .success(.object(PreferenceObject(sorting: converted)))
         }
     }
 

@@ -6,10 +6,11 @@
 public enum PreferenceInput: Sendable, Hashable, Decodable {
     /// JSON `null`: reset the key to its default (merge-patch semantics).
     case reset
-    /// A scalar JSON value, not yet brought to the key's declared type.
+    /// A scalar or object JSON value, not yet brought to the key's declared type.
     case value(PreferenceValue)
-    /// An array or object: never a valid preference value.
-    case unsupported(kind: String)
+    /// An array, or an object holding an array or null: never a valid preference value. `problem`
+    /// says where inside an object the culprit is (nil for a whole value of the wrong kind).
+    case unsupported(kind: String, problem: PreferenceProblem? = nil)
 
     public init(from decoder: any Decoder) throws {
         #if DEBUG
@@ -18,10 +19,16 @@ public enum PreferenceInput: Sendable, Hashable, Decodable {
         let json = try JSONValue(from: decoder)
         if case .null = json {
             self = .reset
-        } else if let value = json.preferenceValue {
-            self = .value(value)
         } else {
-            self = .unsupported(kind: json.typeName)
+            switch json.preferenceValueOrProblem() {
+            case let .success(value): self = .value(value)
+            case let .failure(problem):
+                if case .member = problem {
+                    self = .unsupported(kind: json.typeName, problem: problem)
+                } else {
+                    self = .unsupported(kind: json.typeName)
+                }
+            }
         }
     }
 }

@@ -1,12 +1,14 @@
 /// The type a preference is declared with. Its raw value is the name used in schemas and
-/// in the HTTP API (`"boolean"`, `"integer"`, `"number"`, `"string"`).
+/// in the HTTP API (`"boolean"`, `"integer"`, `"number"`, `"string"`, `"object"`). An `object`
+/// preference's members are described by its declaration's ``ObjectSchema``.
 public enum PreferenceType: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
-    case boolean, integer, number, string
+    case boolean, integer, number, string, object
 
     public var description: String { rawValue }
 }
 
-/// A preference value: encodes and decodes as the bare JSON value (`true`, `5`, `2.5`, `"fat"`).
+/// A preference value: encodes and decodes as the bare JSON value (`true`, `5`, `2.5`, `"fat"`,
+/// `{"color": "red"}`).
 ///
 /// Decoding without a declared type picks the narrowest case (`2` → `.integer(2)`,
 /// `2.5` → `.number(2.5)`). Use ``coerced(to:)`` (or ``Preferences/validate(_:)``, which does
@@ -17,6 +19,9 @@ public enum PreferenceValue: Sendable, Hashable, Codable, CustomStringConvertibl
     case integer(Int)
     case number(Double)
     case string(String)
+    /// A JSON object whose members are values again (no arrays, no null): an `object`
+    /// preference's value, checked against its declaration's ``ObjectSchema``.
+    indirect case object(PreferenceObject)
 
     /// Equal when of the same case and the same value; strings are equal when their UTF-8
     /// bytes are (JSON's and JSON Schema's equality: same code points), not when they are
@@ -29,6 +34,7 @@ public enum PreferenceValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case let (.integer(a), .integer(b)): a == b
         case let (.number(a), .number(b)): a == b
         case let (.string(a), .string(b)): a.utf8.elementsEqual(b.utf8)
+        case let (.object(a), .object(b)): a == b
         default: false
         }
     }
@@ -44,6 +50,7 @@ public enum PreferenceValue: Sendable, Hashable, Codable, CustomStringConvertibl
             hasher.combine(s.utf8.count)
             let hashed: Void? = s.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
             if hashed == nil { for byte in s.utf8 { hasher.combine(byte) } }
+        case let .object(o): hasher.combine(4); hasher.combine(o)
         }
     }
 
@@ -54,6 +61,7 @@ public enum PreferenceValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case .integer: .integer
         case .number: .number
         case .string: .string
+        case .object: .object
         }
     }
 
@@ -61,7 +69,7 @@ public enum PreferenceValue: Sendable, Hashable, Codable, CustomStringConvertibl
     /// cannot tell them apart (`2` ↔ `2.0`); nothing else converts (no `"1"` → `1`, no `1` → `true`).
     public func coerced(to type: PreferenceType) -> PreferenceValue? {
         switch (self, type) {
-        case (.boolean, .boolean), (.integer, .integer), (.number, .number), (.string, .string):
+        case (.boolean, .boolean), (.integer, .integer), (.number, .number), (.string, .string), (.object, .object):
             return self
         case let (.integer(i), .number):
             return .number(Double(i))
@@ -92,6 +100,7 @@ public enum PreferenceValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case let .integer(i): String(i)
         case let .number(d): String(d)
         case let .string(s): "\"\(s)\""
+        case let .object(o): o.description
         }
     }
 
@@ -99,6 +108,11 @@ public enum PreferenceValue: Sendable, Hashable, Codable, CustomStringConvertibl
         #if DEBUG
         ValueWork.countDecode()
         #endif
+        try self.init(decodingFrom: decoder)
+    }
+
+    /// Decodes without counting (nested members of an object are part of one decoded value).
+    init(decodingFrom decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         // Order matters: Bool before numbers (JSON true is not 1), Int before Double so `2`
         // stays an integer, Double for fractions and integers beyond Int's range.
@@ -110,10 +124,12 @@ public enum PreferenceValue: Sendable, Hashable, Codable, CustomStringConvertibl
             self = .number(d)
         } else if let s = try? container.decode(String.self) {
             self = .string(s)
+        } else if let o = try? container.decode(PreferenceObject.self) {
+            self = .object(o)
         } else {
             throw DecodingError.dataCorruptedError(
                 in: container,
-                debugDescription: "expected a boolean, number or string")
+                debugDescription: "expected a boolean, number, string or object")
         }
     }
 
@@ -124,6 +140,7 @@ public enum PreferenceValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case let .integer(i): try container.encode(i)
         case let .number(d): try container.encode(d)
         case let .string(s): try container.encode(s)
+        case let .object(o): try container.encode(o)
         }
     }
 }

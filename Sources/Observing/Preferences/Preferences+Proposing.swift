@@ -17,8 +17,10 @@ extension Preferences {
             switch input {
             case .reset:
                 accepted.append((position, .init(key: key, newValue: declaration.defaultValue, storedValue: nil)))
-            case .unsupported:
-                issues.append(PreferenceIssue(key: key, problem: .wrongType(expected: declaration.type)))
+            case let .unsupported(_, problem):
+                // Inside an object value, name the member; otherwise the expected type.
+                let named = declaration.type == .object ? problem : nil
+                issues.append(PreferenceIssue(key: key, problem: named ?? .wrongType(expected: declaration.type)))
             case let .value(raw):
                 switch declaration.check(raw) {
                 case let .success(typed): accepted.append((position, .init(key: key, newValue: typed, storedValue: typed)))

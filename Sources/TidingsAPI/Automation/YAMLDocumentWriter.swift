@@ -32,6 +32,7 @@ enum YAMLDocumentWriter {
         case let .integer(number): integer(number)
         case .number: .scalar(Node.Scalar(EventFrame.json(value), YAMLRules.float, .plain))
         case let .string(text): string(text)
+        case let .object(object): mapping(object.members.map { ($0.name, Self.value($0.value)) })
         }
     }
 

@@ -28,28 +28,44 @@ struct PreferenceContract {
         case let .integer(i): .integer(i)
         case let .number(d): .number(d)
         case let .string(s): .string(s)
+        case let .object(o): .map(o.members.map { ($0.name, node($0.value)) })
         }
     }
 
-    /// A bound as the type reads it (whole bounds of an integer preference without a fraction).
-    private func bound(_ value: Double) -> YAMLNode {
-        if declaration.type == .integer, let whole = Int(exactly: value) { return .integer(whole) }
+    /// A bound as the type reads it (whole bounds of an integer without a fraction).
+    private static func bound(_ value: Double, _ type: PreferenceType) -> YAMLNode {
+        if type == .integer, let whole = Int(exactly: value) { return .integer(whole) }
         return .number(value)
     }
 
     /// The constraints after `type`: what the server enforces, including its own limit on integers
-    /// (signed 64-bit), and on strings without their own `maxLength` (65,536 scalars, openapi.yaml "Sizes").
-    private var constraints: [(String, YAMLNode)] {
+    /// (signed 64-bit), and on strings without their own `maxLength` (65,536 scalars, openapi.yaml
+    /// "Sizes"); an object's members, each described the same way.
+    static func constraints(_ rules: ValueRules) -> [(String, YAMLNode)] {
         var members: [(String, YAMLNode)] = []
-        switch declaration.type {
+        switch rules.type {
         case .integer:
-            members.append(("minimum", declaration.minimum.map(bound) ?? .integer(Int.min)))
-            members.append(("maximum", declaration.maximum.map(bound) ?? .integer(Int.max)))
+            members.append(("minimum", rules.minimum.map { bound($0, .integer) } ?? .integer(Int.min)))
+            members.append(("maximum", rules.maximum.map { bound($0, .integer) } ?? .integer(Int.max)))
         case .number:
-            if let minimum = declaration.minimum { members.append(("minimum", bound(minimum))) }
-            if let maximum = declaration.maximum { members.append(("maximum", bound(maximum))) }
+            if let minimum = rules.minimum { members.append(("minimum", bound(minimum, .number))) }
+            if let maximum = rules.maximum { members.append(("maximum", bound(maximum, .number))) }
         case .string:
-            members.append(("maxLength", .integer(declaration.maxLength ?? PreferenceDeclaration.defaultMaxLength)))
+            members.append(("maxLength", .integer(rules.maxLength ?? PreferenceDeclaration.defaultMaxLength)))
+        case .object:
+            let object = rules.object ?? ObjectSchema()
+            members.append(("properties", .map(object.properties.map { property in
+                var schema: [(String, YAMLNode)] = [("type", .string(property.rules.type.rawValue))]
+                schema += constraints(property.rules)
+                if let allowed = property.rules.allowedValues { schema.append(("enum", .sequence(allowed.map(node)))) }
+                if let description = property.description { schema.append(("description", .string(description))) }
+                if let value = property.defaultValue { schema.append(("default", node(value))) }
+                return (property.name, .map(schema))
+            })))
+            if !object.required.isEmpty { members.append(("required", .strings(object.required))) }
+            // Members nobody declared may be any preference value (no arrays, no null).
+            members.append(("additionalProperties",
+                            object.additionalProperties ? .ref("#/components/schemas/PreferenceValue") : .boolean(false)))
         case .boolean:
             break
         }
@@ -59,9 +75,14 @@ struct PreferenceContract {
     /// `components.schemas.PreferenceValue.<key>`.
     var valueSchema: YAMLNode {
         var members: [(String, YAMLNode)] = [("type", .string(declaration.type.rawValue))]
-        members += constraints
+        members += Self.constraints(declaration.rules)
         if let allowed = declaration.allowedValues { members.append(("enum", .sequence(allowed.map(Self.node)))) }
-        if let description = declaration.description { members.append(("description", .string(description))) }
+        var description = declaration.description
+        if declaration.type == .object {
+            let bound = "At most \(ObjectSchema.maxBytes) bytes as JSON; objects nest at most \(ObjectSchema.maxDepth) deep."
+            description = description.map { $0 + " " + bound } ?? bound
+        }
+        if let description { members.append(("description", .string(description))) }
         members.append(("default", Self.node(declaration.defaultValue)))
         return .map(members)
     }
@@ -69,7 +90,7 @@ struct PreferenceContract {
     /// The key's member of `PreferencesPatch`: its value, or `null` to reset it.
     var patchSchema: YAMLNode {
         var members: [(String, YAMLNode)] = [("type", .strings([declaration.type.rawValue, "null"]))]
-        members += constraints
+        members += Self.constraints(declaration.rules)
         if let allowed = declaration.allowedValues {
             members.append(("enum", .sequence(allowed.map(Self.node) + [.null])))
         }
@@ -212,6 +233,13 @@ struct PreferencesContract {
             if let maximum = d.maximum { members.append(("maximum", d.type == .integer && Int(exactly: maximum) != nil ? .integer(Int(maximum)) : .number(maximum))) }
             if let maxLength = d.maxLength { members.append(("maxLength", .integer(maxLength))) }
             if let allowed = d.allowedValues { members.append(("enum", .sequence(allowed.map(PreferenceContract.node)))) }
+            if let object = d.object {
+                // The file format's own words (as `GET /preferences/schema` answers).
+                for (name, node) in PreferenceContract.constraints(d.rules) {
+                    let shown: YAMLNode = name == "additionalProperties" ? .boolean(object.additionalProperties) : node
+                    members.append((name, shown))
+                }
+            }
             return (p.key, .map(members))
         })
     }

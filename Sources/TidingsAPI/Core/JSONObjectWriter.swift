@@ -29,7 +29,15 @@ struct JSONObjectWriter {
         case let .integer(i): return String(i)
         case let .number(d): return number(d)
         case let .string(s): return EventFrame.json(s)
+        case let .object(o): return object(o)
         }
+    }
+
+    /// An object value, members in their (sorted) order, each written as above.
+    static func object(_ object: PreferenceObject) -> String {
+        var writer = JSONObjectWriter()
+        for member in object.members { writer.raw(member.name, value(member.value)) }
+        return writer.json
     }
 
     /// A finite double that always reads back as a float: `2.0`, `2.5`, `1e+16`. Swift's

@@ -35,6 +35,12 @@ final class TidingsState {
     private(set) var revision: UInt64
     /// The revision that last changed each preference (absent: never set, revision 0).
     private(set) var preferenceRevisions: [String: UInt64]
+    /// The latest of ``preferenceRevisions`` (0 when none was set): the ETag of `GET /preferences`
+    /// and of OFREP's bulk evaluation, kept as changes apply rather than searched for per request.
+    private(set) var latestPreferenceRevision: UInt64 = 0
+    /// OFREP's evaluation answers, built once per revision (OpenFeature/OFREPAnswers): kept
+    /// with the state they show.
+    let ofrepAnswers = OFREPAnswers()
     /// The revision that last changed the thing list.
     private(set) var thingsRevision: UInt64
     /// The stored posts document (what `posts` events carry) and its revision.
@@ -66,6 +72,7 @@ final class TidingsState {
             .filter { preferences.declaration(forKey: $0.key) != nil }
             .mapValues(\.revision)
         preferences.seedRevisions(preferenceRevisions)
+        latestPreferenceRevision = preferenceRevisions.values.max() ?? 0
     }
 
     func revision(ofPreference key: String) -> UInt64 { preferenceRevisions[key] ?? 0 }
@@ -89,6 +96,7 @@ final class TidingsState {
             // A key this instance does not declare (another schema): the revision only.
             guard let entry, let value = committed.meaning else { return true }
             preferenceRevisions[key] = change.revision
+            latestPreferenceRevision = change.revision
             preferences.receive(PreferenceChange(key: key, value: value, revision: change.revision, payload: entry))
         case let .things(op, thing, list):
             thingsRevision = change.revision
@@ -130,6 +138,8 @@ final class TidingsState {
             // Announced only where the value or its revision differs from memory's.
             preferences.receive(PreferenceChange(key: declaration.key, value: value, revision: recordRevision))
         }
+        latestPreferenceRevision = preferenceRevisions.values.max() ?? 0
+        ofrepAnswers.invalidate()
         thingsRevision = snapshot.thingsRevision
         if things.things != snapshot.things {
             things.apply(.replaceAll(snapshot.things), revision: snapshot.thingsRevision, payload: nil)

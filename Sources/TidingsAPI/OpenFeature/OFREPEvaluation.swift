@@ -44,6 +44,6 @@ enum OFREPEvaluation {
     /// The bulk ETag: the revision of the latest preference change (`"0"` when none was ever
     /// made), quoted like every other ETag of the API.
     static func latestPreferenceRevision(_ state: TidingsState) -> UInt64 {
-        state.preferenceRevisions.values.max() ?? 0
+        state.latestPreferenceRevision
     }
 }

@@ -10,6 +10,8 @@ import HTTPTypes
 /// 60,000 members cost the loop 0.2–0.5 s per evaluation when it was), and a large body is
 /// checked off the loop (``Request/process(_:_:then:)``).
 enum OFREPRequest {
+    private static let shapeHint = " An evaluation request is a JSON object {\"context\": {...}}."
+
     private struct Body: Decodable {
         /// Why the body is not an evaluation request, or nil when it is one.
         let problem: String?
@@ -44,12 +46,22 @@ enum OFREPRequest {
     @MainActor
     static func check(_ request: Request, _ responder: Responder, then: @escaping @MainActor (String?) -> Void) throws(ProblemDetails) {
         try request.checkJSONContentType()
+        // The bodies providers send are decided in one pass without building a value; the rest
+        // (large, non-ASCII, escaped names, ...) take the full reading below.
+        if request.body.count <= Request.offLoopBodyThreshold {
+            switch OFREPBodyScan.verdict(request.body) {
+            case .evaluation: return then(nil)
+            case let .notEvaluation(problem): return then(problem)
+            case .malformed: return then("The request body is not valid JSON." + shapeHint)
+            case .unsure: break
+            }
+        }
         request.process(responder, { () throws(ProblemDetails) -> String? in
             do throws(ProblemDetails) {
                 return try request.decode(Body.self).problem
             } catch {
                 if error.status == .unsupportedMediaType { throw error }
-                return error.detail + " An evaluation request is a JSON object {\"context\": {...}}."
+                return error.detail + shapeHint
             }
         }, then: then)
     }

@@ -11,7 +11,6 @@ import Observing
 struct OFREPRoutes {
     let state: TidingsState
     let hub: StreamHub
-    private let cache = EncodedBulk()
 
     /// The path of the notification stream, as `eventStreams` announces it.
     nonisolated static let eventsPath = "/ofrep/v1/events"
@@ -38,10 +37,10 @@ struct OFREPRoutes {
             try OFREPRequest.check(request, responder) { problem in
                 if let problem { return responder.send(OFREPEvaluation.parseError(problem, key: key)) }
                 // The value as it is now (a large body was checked off the loop meanwhile).
-                guard let success = OFREPEvaluation.success(key, state: state) else {
+                guard let answer = state.ofrepAnswers.flag(key, state: state) else {
                     return responder.send(OFREPEvaluation.flagNotFound(key))
                 }
-                responder.send(.json(bytes: Array(success.utf8), headers: [.cacheControl: "no-store"]))
+                responder.send(answer)
             }
         }
         routes.readingPosts.post("/ofrep/v1/evaluate/flags") { request, responder in
@@ -51,11 +50,9 @@ struct OFREPRoutes {
             }
             try OFREPRequest.check(request, responder) { problem in
                 if let problem { return responder.send(OFREPEvaluation.parseError(problem, key: nil)) }
-                let latest = OFREPEvaluation.latestPreferenceRevision(state)
-                let etag = EntityTag(revision: latest)
                 // `If-None-Match` → 304 is the caching middleware's (this route is one of its
                 // conditional POSTs), so the gzip representation's tag matches too.
-                responder.send(.json(bytes: bulkBody(latest), headers: [.eTag: etag.header, .cacheControl: "no-cache"]))
+                responder.send(state.ofrepAnswers.bulk(state: state, eventsPath: Self.eventsPath))
             }
         }
         routes.streams.get(Self.eventsPath) { request, responder in
@@ -63,33 +60,4 @@ struct OFREPRoutes {
             try hub.open(request, responder: responder, coverage: StreamCoverage(preferenceKeys: keys, ofrep: true))
         }
     }
-
-    /// `{"flags": [every preference, in declaration order], "eventStreams": [...]}`, encoded once
-    /// per preference revision (the flags change only together with it).
-    private func bulkBody(_ latest: UInt64) -> [UInt8] {
-        if let cached = cache.body, cached.revision == latest { return cached.bytes }
-        let bytes = encodeBulk()
-        cache.body = (latest, bytes)
-        return bytes
-    }
-
-    private func encodeBulk() -> [UInt8] {
-        let flags = state.preferences.declarations.compactMap { OFREPEvaluation.success($0.key, state: state) }
-        var endpoint = JSONObjectWriter()
-        endpoint.string("requestUri", Self.eventsPath)
-        var stream = JSONObjectWriter()
-        stream.string("type", "sse")
-        stream.raw("endpoint", endpoint.json)
-        stream.raw("inactivityDelaySec", "120")
-        var body = JSONObjectWriter()
-        body.raw("flags", "[" + flags.joined(separator: ",") + "]")
-        body.raw("eventStreams", "[" + stream.json + "]")
-        return body.bytes
-    }
-}
-
-/// The bulk answer's body, by the preference revision it shows.
-@MainActor
-private final class EncodedBulk {
-    var body: (revision: UInt64, bytes: [UInt8])?
 }

@@ -164,7 +164,7 @@ struct PreferenceRoutes {
         let members = state.preferences.declarations.map { declaration in
             EventFrame.json(declaration.key) + ":" + EventFrame.json(state.preferences.value(forKey: declaration.key)!)
         }
-        let latest = state.preferenceRevisions.values.max() ?? 0
+        let latest = state.latestPreferenceRevision
         let response = Response.json(bytes: Array(("{" + members.joined(separator: ",") + "}").utf8),
                                      headers: [.eTag: EntityTag(revision: latest).header])
         cache.map = (state.revision, response)

@@ -20,24 +20,40 @@ enum PreferenceSchemaRoute {
         router.get("/preferences/schema") { _, responder in responder.send(response) }
     }
 
-    /// `{"key": {"type", "default", "description"?, "minimum"?, "maximum"?, "maxLength"?, "enum"?}}`
-    /// in declaration order. Values keep their type in the JSON text (`2.0` for a number).
+    /// `{"key": {"type", "default", "description"?, "minimum"?, "maximum"?, "maxLength"?, "enum"?,
+    /// "properties"?, "required"?, "additionalProperties"?}}` in declaration order. Values keep
+    /// their type in the JSON text (`2.0` for a number).
     static func document(_ declarations: [PreferenceDeclaration]) -> String {
         var document = JSONObjectWriter()
         for declaration in declarations {
-            var entry = JSONObjectWriter()
-            entry.string("type", declaration.type.rawValue)
-            entry.raw("default", JSONObjectWriter.value(declaration.defaultValue))
-            if let description = declaration.description { entry.string("description", description) }
-            if let minimum = declaration.minimum { entry.raw("minimum", bound(minimum, declaration.type)) }
-            if let maximum = declaration.maximum { entry.raw("maximum", bound(maximum, declaration.type)) }
-            if let maxLength = declaration.maxLength { entry.raw("maxLength", String(maxLength)) }
-            if let allowed = declaration.allowedValues {
-                entry.raw("enum", "[" + allowed.map(JSONObjectWriter.value).joined(separator: ",") + "]")
-            }
-            document.raw(declaration.key, entry.json)
+            document.raw(declaration.key, declarationEntry(declaration.rules, default: declaration.defaultValue,
+                                                description: declaration.description))
         }
         return document.json
+    }
+
+    /// One declaration (a preference's, or a property's of an object preference) in the file format.
+    private static func declarationEntry(_ rules: ValueRules, default defaultValue: PreferenceValue?, description: String?) -> String {
+        var entry = JSONObjectWriter()
+        entry.string("type", rules.type.rawValue)
+        if let defaultValue { entry.raw("default", JSONObjectWriter.value(defaultValue)) }
+        if let description { entry.string("description", description) }
+        if let minimum = rules.minimum { entry.raw("minimum", bound(minimum, rules.type)) }
+        if let maximum = rules.maximum { entry.raw("maximum", bound(maximum, rules.type)) }
+        if let maxLength = rules.maxLength { entry.raw("maxLength", String(maxLength)) }
+        if let allowed = rules.allowedValues {
+            entry.raw("enum", "[" + allowed.map(JSONObjectWriter.value).joined(separator: ",") + "]")
+        }
+        if let object = rules.object {
+            var properties = JSONObjectWriter()
+            for property in object.properties {
+                properties.raw(property.name, declarationEntry(property.rules, default: property.defaultValue, description: property.description))
+            }
+            entry.raw("properties", properties.json)
+            entry.raw("required", "[" + object.required.map { EventFrame.json($0) }.joined(separator: ",") + "]")
+            entry.raw("additionalProperties", object.additionalProperties ? "true" : "false")
+        }
+        return entry.json
     }
 
     /// A bound as the type reads it: an integer preference's whole bound without a fraction.

@@ -79,6 +79,64 @@ final class OpenFeatureRoutesTests: XCTestCase {
         assertProblem(try server.request("POST", "/ofrep/v1/evaluate/flags/age", contentType: "text/plain", text: "{}"), 415)
     }
 
+    /// Small bodies are decided by one pass over the bytes (`OFREPBodyScan`); bodies over 32 KiB
+    /// (here: the same body padded with spaces) take the full reading. Both must answer alike.
+    func test_the_quick_body_check_answers_as_the_full_reading_does() throws {
+        let deep = String(repeating: "[", count: 70) + String(repeating: "]", count: 70)
+        let bodies = [
+            "{}", " { } ", #"{"context":{}}"#, #"{"context":{"targetingKey":"u"}}"#,
+            #"{"context":{"targetingKey":"u","a":[1,2,{"b":null}],"n":-0.5,"t":true,"f":false,"z":0}}"#,
+            #"{"other":{"context":5},"context":{"k":{"targetingKey":1}}}"#,
+            #"{"context":5}"#, #"{"context":null}"#, #"{"context":"x"}"#, #"{"context":[]}"#,
+            #"{"context":{"targetingKey":7}}"#, #"{"context":{"targetingKey":null}}"#, #"{"context":{"targetingKey":{}}}"#,
+            #"{"context":{},}"#, #"{"a":1,"a":2}"#, #"{"context":{"x":1,"x":1}}"#, #"{"context":{"targetingKey":"é"}}"#,
+            #"{"context":{"k":"\u00e9"}}"#, #"{"context":{"k":"a\"b\\c\n\/"}}"#, #"{"cont\u0065xt":5}"#,
+            #"{"context":{"k":01}}"#, #"{"context":{"k":1.}}"#, #"{"context":{"k":.5}}"#, #"{"context":{"k":1e5}}"#,
+            #"{"context":{"k":-}}"#, #"{"context":{"k":12345678901234567890}}"#, #"{"context":{"k":tru}}"#,
+            #"{"context":{"k":"open}}"#, "{\"context\":{\"k\":\"tab\there\"}}", #"{"context":{"k":"\q"}}"#,
+            #"{} x"#, "{}{}", #"{"context" {}}"#, #"{"context":{"k":1 "j":2}}"#, #"{context:{}}"#,
+            "[1]", #""s""#, "1", "null", " ", "{\"context\":{\"k\":" + deep + "}}",
+        ]
+        for body in bodies {
+            for path in ["/ofrep/v1/evaluate/flags/age", "/ofrep/v1/evaluate/flags"] {
+                let quick = try server.request("POST", path, contentType: "application/json", text: body)
+                let full = try server.request("POST", path, contentType: "application/json",
+                                              text: body + String(repeating: " ", count: 33 << 10))
+                XCTAssertEqual(quick.status, full.status, "\(path) \(body): \(quick.text) / \(full.text)")
+                XCTAssertEqual(quick.value?["errorDetails"], full.value?["errorDetails"], "\(path) \(body)")
+                XCTAssertTrue([200, 400].contains(quick.status), "\(path) \(body): \(quick.text)")
+            }
+        }
+    }
+
+    /// The answers are built once per revision and then served as bytes: a change is seen by the
+    /// very next evaluation, single and bulk, whatever was cached before it.
+    func test_a_change_is_seen_by_the_next_evaluation_at_once() throws {
+        for _ in 0..<2 {
+            XCTAssertEqual(try evaluate("age").value?["value"], 5)
+            XCTAssertEqual(try bulk().header("ETag"), "\"0\"")
+        }
+        XCTAssertEqual(try server.put("age", 6).status, 200)  // 1
+        XCTAssertEqual(try evaluate("age").value?["value"], 6)
+        XCTAssertEqual(try evaluate("age").value?["variant"], "set")
+        let afterPut = try bulk(headers: ["If-None-Match": "\"0\""])
+        XCTAssertEqual(afterPut.status, 200)
+        XCTAssertEqual(afterPut.value?["flags"]?.arrayValue?.first { $0["key"] == "age" }?["value"], 6)
+        // Keys take their revisions in declaration order: name 2, age 3.
+        XCTAssertEqual(try server.request("PATCH", "/preferences", json: ["age": 7, "name": "lean"]).status, 200)
+        XCTAssertEqual(try evaluate("age").value?["metadata"]?["revision"], 3)
+        XCTAssertEqual(try evaluate("name").value?["value"], "lean")
+        XCTAssertEqual(try bulk().header("ETag"), "\"3\"")
+        XCTAssertEqual(try server.request("DELETE", "/preferences/age").status, 200)  // 4
+        XCTAssertEqual(try evaluate("age").value?["value"], 5)
+        XCTAssertEqual(try evaluate("age").value?["variant"], "default")
+        XCTAssertEqual(try bulk().value?["flags"]?.arrayValue?.first { $0["key"] == "age" }?["metadata"]?["revision"], 4)
+        // A change to another key leaves this flag's answer as it was, and the bulk one moves on.
+        XCTAssertEqual(try server.put("speed", 1.5).status, 200)  // 5
+        XCTAssertEqual(try evaluate("age").value?["metadata"]?["revision"], 4)
+        XCTAssertEqual(try bulk().header("ETag"), "\"5\"")
+    }
+
     func test_bulk_lists_every_preference_in_declaration_order_with_the_event_stream() throws {
         let reply = try bulk()
         XCTAssertEqual(reply.status, 200)

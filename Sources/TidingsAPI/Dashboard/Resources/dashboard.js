@@ -132,6 +132,7 @@
   function inferType(v) {
     if (typeof v === "boolean") return "boolean";
     if (typeof v === "number") return "number";
+    if (v && typeof v === "object") return "object";
     return "string";
   }
 
@@ -142,7 +143,7 @@
       var p = prefs.get(key);
       if (!p) return;
       var t = res.data.type;
-      if (t === "boolean" || t === "integer" || t === "number" || t === "string") {
+      if (t === "boolean" || t === "integer" || t === "number" || t === "string" || t === "object") {
         p.type = t; p.typeKnown = true;
       }
       p.def = res.data["default"];
@@ -186,9 +187,13 @@
       head = el("div", { className: "pref-head" }, el("label", { "for": id, text: key }), control);
       row.appendChild(head);
     } else {
-      control = el("input", { id: id, "data-pref-control": key, "aria-describedby": errId,
-                             type: p.type === "string" ? "text" : "number", spellcheck: "false" });
-      if (p.type !== "string") control.setAttribute("inputmode", p.type === "integer" ? "numeric" : "decimal");
+      // An object preference is edited as JSON text (Set sends it; Enter adds a line).
+      control = p.type === "object"
+        ? el("textarea", { id: id, "data-pref-control": key, "aria-describedby": errId, spellcheck: "false",
+                           className: "json", rows: 4 })
+        : el("input", { id: id, "data-pref-control": key, "aria-describedby": errId,
+                        type: p.type === "string" ? "text" : "number", spellcheck: "false" });
+      if (p.type !== "string" && p.type !== "object") control.setAttribute("inputmode", p.type === "integer" ? "numeric" : "decimal");
       control.addEventListener("input", function () { var c = prefs.get(key); if (c) c.dirty = true; });
       control.addEventListener("change", function () { submitInput(key); });
       control.addEventListener("keydown", function (ev) {
@@ -218,14 +223,18 @@
     row.appendChild(historyPanel);
     p.historyButton = historyButton; p.historyPanel = historyPanel;
     p.row = row; p.control = control; p.meta = meta; p.errorNode = err;
-    p.kind = p.type === "boolean" ? "boolean" : p.type === "string" ? "string" : "number";
+    p.kind = kindOf(p.type);
     return row;
+  }
+
+  function kindOf(type) {
+    return type === "boolean" || type === "string" || type === "object" ? type : "number";
   }
 
   function renderPref(key) {
     var p = prefs.get(key);
     if (!p) return;
-    var kind = p.type === "boolean" ? "boolean" : p.type === "string" ? "string" : "number";
+    var kind = kindOf(p.type);
     if (!p.row || p.kind !== kind) {
       var old = p.row;
       var row = buildRow(key, p);
@@ -245,7 +254,8 @@
       if (kind === "number") c.setAttribute("step", p.type === "integer" ? "1" : "any");
       // Do not overwrite what the person is typing; everything else mirrors the stream.
       if (!(p.dirty && document.activeElement === c)) {
-        c.value = p.value === null || p.value === undefined ? "" : String(p.value);
+        c.value = p.value === null || p.value === undefined ? ""
+          : kind === "object" ? JSON.stringify(p.value, null, 2) : String(p.value);
         p.dirty = false;
       }
     }
@@ -260,7 +270,10 @@
     var raw = p.control.value;
     var v;
     if (p.type === "string") v = raw;
-    else {
+    else if (p.type === "object") {
+      // Text that is not JSON is sent as it is, so the server's own validation explains it.
+      try { v = JSON.parse(raw); } catch (e) { v = raw; }
+    } else {
       // An unparsable number is sent as typed text so the server's own validation explains it.
       v = raw.trim() === "" || isNaN(Number(raw)) ? raw : Number(raw);
     }

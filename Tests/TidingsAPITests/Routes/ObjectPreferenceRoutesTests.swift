@@ -1,0 +1,186 @@
+import Foundation
+import XCTest
+import TestFixtures
+import TidingsAPI
+import TidingsTesting
+
+/// openapi.yaml "Preferences", object preferences (`type: object`), in-process: validated on PUT and
+/// PATCH naming the member, stored, streamed, in history with before/after, as-of and rollback,
+/// served by OFREP as an object flag, described in the served contract and in
+/// `/preferences/schema`, bounded in bytes. A bad object declaration stopping start-up is
+/// `EndToEndTests.PreferencesTests`.
+final class ObjectPreferenceRoutesTests: XCTestCase {
+    private var server: InProcessTidings!
+    private var directory: TemporaryDirectory!
+
+    static let declarations = """
+        {
+          "theme": {
+            "type": "object", "description": "Look and feel.",
+            "default": {"color": "red", "size": 3, "ratio": 0.5, "layout": {"dense": false}},
+            "properties": {
+              "color": {"type": "string", "enum": ["red", "blue"]},
+              "size": {"type": "integer", "minimum": 1, "maximum": 10},
+              "ratio": {"type": "number"},
+              "label": {"type": "string", "maxLength": 8, "default": "x"},
+              "layout": {"type": "object", "properties": {"dense": {"type": "boolean"}}, "required": ["dense"]}
+            },
+            "required": ["color"]
+          },
+          "extras": {"type": "object", "default": {}, "additionalProperties": true},
+          "age": {"type": "integer", "default": 5}
+        }
+        """
+
+    override func setUpWithError() throws {
+        directory = try TemporaryDirectory()
+        let file = try directory.file("prefs.json", Self.declarations)
+        server = try InProcessTidings { $0.preferencesFile = file }
+    }
+
+    override func tearDown() { server?.stop(); server = nil; directory = nil }
+
+    private let blue: JSONValue = ["color": "blue", "size": 4, "ratio": 2, "layout": ["dense": true]]
+
+    func test_an_object_preference_is_read_with_its_default_and_type() throws {
+        let record = try server.get("/preferences/theme")
+        XCTAssertEqual(assertJSON(record), [
+            "key": "theme", "type": "object", "revision": 0,
+            "value": ["color": "red", "size": 3, "ratio": 0.5, "layout": ["dense": false]],
+            "default": ["color": "red", "size": 3, "ratio": 0.5, "layout": ["dense": false]],
+        ])
+        XCTAssertEqual(try server.get("/preferences").value?["extras"], [:])
+    }
+
+    func test_PUT_replaces_the_whole_object_and_GET_stream_and_history_show_it() throws {
+        let stream = try server.openEventStream("/preferences/theme/events")
+        XCTAssertEqual(try stream.nextEvent().value?["value"]?["color"], "red", "the snapshot")
+        let put = try server.put("theme", ["color": "blue", "size": 4, "ratio": 2, "layout": ["dense": true]])
+        XCTAssertEqual(assertJSON(put)["value"], blue)
+        XCTAssertEqual(put.value?["revision"], 1)
+        // The number member keeps its type: `2.0` in the JSON text of the event and the record.
+        let event = try stream.nextEvent()
+        XCTAssertEqual(event.value?["value"], blue)
+        XCTAssertEqual(event.id, "1")
+        // A member left out is gone (the whole object is replaced): label had no value anyway,
+        // so replace again without `ratio`.
+        XCTAssertEqual(try server.put("theme", ["color": "red"]).status, 200)
+        XCTAssertEqual(try server.get("/preferences/theme").value?["value"], ["color": "red"])
+        let history = try XCTUnwrap(server.get("/preferences/theme/history?after=0").value?["changes"]?.arrayValue)
+        XCTAssertEqual(history.count, 2, "\(history)")
+        XCTAssertEqual(history.first?["before"], ["color": "red", "size": 3, "ratio": 0.5, "layout": ["dense": false]])
+        XCTAssertEqual(history.first?["after"], blue)
+        XCTAssertEqual(history.last?["before"], blue)
+        XCTAssertEqual(history.last?["after"], ["color": "red"])
+        // Setting the value it has changes nothing: same revision, no event.
+        XCTAssertEqual(try server.put("theme", ["color": "red"]).value?["revision"], 2)
+    }
+
+    func test_a_value_that_does_not_fit_is_422_naming_the_member_and_nothing_changes() throws {
+        let cases: [(Any, String)] = [
+            (["color": "green"], "color"),
+            (["color": "red", "size": 1.5], "size"),
+            (["color": "red", "size": 11], "size"),
+            (["size": 2], "color"),
+            (["color": "red", "shade": 1], "shade"),
+            (["color": "red", "layout": [:]], "layout.dense"),
+            (["color": "red", "layout": ["dense": "yes"]], "layout.dense"),
+            (["color": "red", "label": "too long a label"], "label"),
+            (["color": "red", "label": NSNull()], "label"),
+            (["color": "red", "label": ["a"]], "label"),
+        ]
+        for (value, member) in cases {
+            let reply = try server.put("theme", value)
+            assertProblem(reply, 422, "\(value)")
+            XCTAssertTrue(reply.text.contains("property \\\"\(member)\\\""), "\(value): \(reply.text)")
+        }
+        for value: Any in ["red", 3, [["color": "red"]]] {
+            let reply = try server.put("theme", value)
+            assertProblem(reply, 422)
+            XCTAssertTrue(reply.text.contains("expected a value of type object"), reply.text)
+        }
+        XCTAssertEqual(try server.get("/preferences/theme").value?["revision"], 0)
+    }
+
+    func test_PATCH_validates_objects_with_the_other_keys_and_null_resets() throws {
+        let bad = try server.request("PATCH", "/preferences", json: ["theme": ["color": 1], "age": "x"])
+        assertProblem(bad, 422)
+        XCTAssertEqual(bad.value?["errors"]?.arrayValue?.count, 2, bad.text)
+        XCTAssertEqual(try server.get("/preferences/age").value?["revision"], 0, "nothing applied")
+        let good = try server.request("PATCH", "/preferences", json: ["theme": ["color": "blue"], "age": 6])
+        XCTAssertEqual(assertJSON(good)["theme"], ["color": "blue"])
+        let reset = try server.request("PATCH", "/preferences", json: ["theme": NSNull()])
+        XCTAssertEqual(assertJSON(reset)["theme"]?["size"], 3)
+    }
+
+    func test_additional_properties_take_any_scalar_or_object_when_declared() throws {
+        let value: JSONValue = ["a": 1, "b": "two", "c": ["d": true, "e": 2.5]]
+        XCTAssertEqual(assertJSON(try server.put("extras", ["a": 1, "b": "two", "c": ["d": true, "e": 2.5]]))["value"], value)
+        assertProblem(try server.put("extras", ["a": [1, 2]]), 422)
+        assertProblem(try server.put("extras", ["a": NSNull()]), 422)
+    }
+
+    func test_an_object_value_is_bounded_in_bytes_and_depth() throws {
+        var big: [String: String] = [:]
+        for i in 0..<100 { big["k\(i)"] = String(repeating: "x", count: 700) }
+        let tooBig = try server.put("extras", big)
+        assertProblem(tooBig, 422)
+        XCTAssertTrue(tooBig.text.contains("65536 bytes"), tooBig.text)
+        var deep: Any = ["leaf": 1]
+        for _ in 0..<40 { deep = ["n": deep] }
+        let tooDeep = try server.put("extras", deep)
+        assertProblem(tooDeep, 422)
+        XCTAssertTrue(tooDeep.text.contains("32 deep"), tooDeep.text)
+        XCTAssertEqual(try server.get("/preferences/extras").value?["revision"], 0)
+    }
+
+    func test_as_of_and_rollback_bring_back_a_past_object() throws {
+        XCTAssertEqual(try server.put("theme", ["color": "blue", "size": 4, "ratio": 2, "layout": ["dense": true]]).status, 200)  // 1
+        XCTAssertEqual(try server.put("theme", ["color": "red", "size": 9]).status, 200)  // 2
+        XCTAssertEqual(try server.get("/preferences/theme?asOf=1").value?["value"], blue)
+        XCTAssertEqual(try server.get("/preferences?asOf=1").value?["theme"], blue)
+        let rollback = try server.request("POST", "/preferences/rollback", json: ["revision": 1, "keys": ["theme"]])
+        XCTAssertEqual(rollback.status, 200, rollback.text)
+        XCTAssertEqual(try server.get("/preferences/theme").value?["value"], blue)
+    }
+
+    func test_OFREP_serves_an_object_flag_with_typed_members() throws {
+        XCTAssertEqual(try server.put("theme", ["color": "blue", "size": 4, "ratio": 2, "layout": ["dense": true]]).status, 200)
+        let single = try server.request("POST", "/ofrep/v1/evaluate/flags/theme", contentType: "application/json", text: "{}")
+        XCTAssertEqual(single.text, #"{"key":"theme","value":{"color":"blue","layout":{"dense":true},"ratio":2.0,"size":4},"#
+            + #""reason":"STATIC","variant":"set","metadata":{"revision":1,"type":"object"}}"#)
+        let bulk = try server.request("POST", "/ofrep/v1/evaluate/flags", contentType: "application/json", text: "{}")
+        let flags = try XCTUnwrap(assertJSON(bulk)["flags"]?.arrayValue)
+        XCTAssertEqual(flags.first { $0["key"] == "extras" }?["value"], [:])
+        XCTAssertEqual(flags.first { $0["key"] == "extras" }?["metadata"]?["type"], "object")
+    }
+
+    func test_the_contract_describes_each_object_key_and_the_schema_round_trips() throws {
+        let yaml = try server.get("/openapi.yaml").text
+        XCTAssertTrue(yaml.contains("""
+                PreferenceValue.theme:
+                  type: object
+                  properties:
+                    color:
+                      type: string
+                      maxLength: 65536
+                      enum: [red, blue]
+            """), yaml)
+        XCTAssertTrue(yaml.contains("      required: [color]\n      additionalProperties: false\n"), yaml)
+        XCTAssertTrue(yaml.contains("""
+                PreferenceValue.extras:
+                  type: object
+                  properties: {}
+                  additionalProperties: { $ref: "#/components/schemas/PreferenceValue" }
+            """), yaml)
+        let schema = try server.get("/preferences/schema")
+        XCTAssertEqual(assertJSON(schema)["theme"]?["properties"]?["layout"]?["required"], ["dense"])
+        XCTAssertEqual(schema.value?["extras"]?["additionalProperties"], true)
+        XCTAssertEqual(schema.value?["theme"]?["additionalProperties"], false)
+        // Fed back as a --preferences file, the schema declares the same set.
+        let again = try directory.file("again.json", schema.text)
+        let second = try InProcessTidings { $0.preferencesFile = again }
+        defer { second.stop() }
+        XCTAssertEqual(try second.get("/preferences/schema").text, schema.text)
+    }
+}
