@@ -25,6 +25,8 @@ struct TidingsCommand: ParsableCommand {
     var feedRefresh: Double?
     @Option(name: .customLong("feed-timeout"), help: "Seconds before an upstream fetch is abandoned (default 10). Env: TIDINGS_FEED_TIMEOUT")
     var feedTimeout: Double?
+    @Option(name: .customLong("feed-proxy"), help: "Proxy for upstream feed requests, e.g. http://proxy:3128 (default: none; http_proxy and the like are ignored). Env: TIDINGS_FEED_PROXY")
+    var feedProxy: String?
     @Option(name: .customLong("preferences"), help: "JSON schema file replacing the built-in preferences. Env: TIDINGS_PREFERENCES")
     var preferencesFile: String?
     @Option(name: .customLong("text-case"), help: "upper|none: how things are normalised (default upper). Env: TIDINGS_TEXT_CASE")
@@ -95,6 +97,7 @@ struct TidingsCommand: ParsableCommand {
         configuration.feedURL = feedURL ?? env("FEED_URL")
         configuration.feedRefresh = try number(feedRefresh, "FEED_REFRESH", configuration.feedRefresh)
         configuration.feedTimeout = try number(feedTimeout, "FEED_TIMEOUT", configuration.feedTimeout)
+        configuration.feedProxy = feedProxy ?? env("FEED_PROXY")
         configuration.preferencesFile = preferencesFile ?? env("PREFERENCES")
         let caseText = textCase ?? env("TEXT_CASE") ?? configuration.textCase.rawValue
         guard let parsedCase = TextCase(rawValue: caseText.lowercased()) else {
@@ -196,6 +199,13 @@ struct TidingsCommand: ParsableCommand {
             guard let url = URL(string: feed), let scheme = url.scheme?.lowercased(),
                   scheme == "http" || scheme == "https", url.host != nil else {
                 throw ValidationError("--feed-url must be an http(s) URL, not '\(feed)'.")
+            }
+        }
+        if let proxy = configuration.feedProxy {
+            guard let url = URL(string: proxy), let scheme = url.scheme?.lowercased(),
+                  ["http", "https", "socks5", "socks5h"].contains(scheme), url.host?.isEmpty == false,
+                  !proxy.contains(where: { $0.isWhitespace || $0.isNewline }) else {
+                throw ValidationError("--feed-proxy must be an http, https, socks5 or socks5h URL with a host, not '\(proxy)'.")
             }
         }
         if configuration.apiTokens.contains(where: \.isEmpty) || configuration.readToken == "" {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import TestFixtures
 import TidingsTesting
@@ -132,7 +133,7 @@ final class CompressedStreamsTests: XCTestCase {
         XCTAssertEqual(try stream.nextEvents(2).count, 2, "snapshot")
         // 1,200 changes of ~4 KiB of random hex (about 2 KiB each once deflated: far over the
         // 1 MiB bound) while the stream reads nothing.
-        let failures = Locked(0)
+        let failures = Mutex(0)
         let port = server.port
         concurrently(6) { writer in
             guard let client = try? HTTPConnection(port: port) else { return failures.withLock { $0 += 1 } }
@@ -146,7 +147,7 @@ final class CompressedStreamsTests: XCTestCase {
                 if reply?.status != 200 { failures.withLock { $0 += 1 } }
             }
         }
-        XCTAssertEqual(failures.current, 0)
+        XCTAssertEqual(failures.withLock { $0 }, 0)
         let final = try server.get("/preferences/name").decode([String: JSONValue].self)
         let finalAge = try server.get("/preferences/age").decode([String: JSONValue].self)
         let revision = try server.currentRevision()

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import TestFixtures
 import TidingsTesting
@@ -88,12 +89,12 @@ final class DurabilityTests: XCTestCase {
             var acks = 0
             var unexpected: [String] = []
         }
-        let ledger = Locked(Ledger(ackedValue: Array(repeating: 0, count: clients), sentValue: Array(repeating: 0, count: clients)))
-        let stop = Locked(false)
+        let ledger = Mutex(Ledger(ackedValue: Array(repeating: 0, count: clients), sentValue: Array(repeating: 0, count: clients)))
+        let stop = Mutex(false)
 
         let killer = Thread {
             let deadline = Date().addingTimeInterval(20)
-            while ledger.current.acks < 2_000 && Date() < deadline { usleep(5_000) }
+            while ledger.withLock({ $0 }).acks < 2_000 && Date() < deadline { usleep(5_000) }
             stop.withLock { $0 = true }
             kill(pid, SIGKILL)
         }
@@ -102,7 +103,7 @@ final class DurabilityTests: XCTestCase {
         concurrently(clients) { client in
             guard let connection = try? HTTPConnection(port: port, timeout: 10) else { return }
             var n = 0
-            while !stop.current {
+            while !stop.withLock({ $0 }) {
                 n += 1
                 ledger.withLock { $0.sentValue[client] = n }
                 guard let put = try? connection.request("PUT", "/preferences/c\(client)", json: ["value": n]) else { return }
@@ -136,7 +137,7 @@ final class DurabilityTests: XCTestCase {
         while !killer.isFinished { usleep(1_000) }
         server.stop()
 
-        let final = ledger.current
+        let final = ledger.withLock { $0 }
         XCTAssertEqual(final.unexpected, [])
         XCTAssertGreaterThanOrEqual(final.acks, 2_000, "the load did not get going")
         XCTAssertEqual(final.ackedRevisions.count, final.acks, "two acknowledged changes share a revision")
@@ -192,11 +193,11 @@ final class DurabilityTests: XCTestCase {
         let server = try TidingsProcess(dataDirectory: directory.url)
         let port = server.port
         let pid = server.pid
-        let acked = Locked(Set<String>())
-        let started = Locked(0)
+        let acked = Mutex(Set<String>())
+        let started = Mutex(0)
         concurrently(9) { client in
             if client == 8 {
-                while started.current < 100 { usleep(1_000) }
+                while started.withLock({ $0 }) < 100 { usleep(1_000) }
                 kill(pid, SIGTERM)
                 return
             }
@@ -213,7 +214,7 @@ final class DurabilityTests: XCTestCase {
         let restarted = try TidingsProcess(dataDirectory: directory.url)
         defer { restarted.stop() }
         let stored = Set(try restarted.things())
-        XCTAssertTrue(acked.current.subtracting(stored).isEmpty, "acknowledged before SIGTERM but lost")
-        XCTAssertGreaterThan(acked.current.count, 0)
+        XCTAssertTrue(acked.withLock { $0 }.subtracting(stored).isEmpty, "acknowledged before SIGTERM but lost")
+        XCTAssertGreaterThan(acked.withLock { $0 }.count, 0)
     }
 }

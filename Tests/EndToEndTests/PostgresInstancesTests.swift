@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestFixtures
 import TidingsTesting
 import XCTest
@@ -54,42 +55,42 @@ final class PostgresInstancesTests: XCTestCase {
             XCTAssertEqual(current.status, 200)
             let revision = try XCTUnwrap(current.value?["revision"]?.intValue)
             XCTAssertTrue(eventually { (try? b.currentRevision()) == UInt64(revision) })
-            let statuses = Locked<[Int]>([])
+            let statuses = Mutex<[Int]>([])
             let ports = [a.port, b.port]
             concurrently(2) { index in
                 let reply = try? HTTPConnection(port: ports[index]).request(
                     "PUT", "/preferences/age", headers: ["If-Match": "\"\(revision)\""], json: ["value": 1000 * (index + 1) + round])
                 statuses.withLock { $0.append(reply?.status ?? 0) }
             }
-            XCTAssertEqual(statuses.current.sorted(), [200, 412], "round \(round)")
+            XCTAssertEqual(statuses.withLock { $0 }.sorted(), [200, 412], "round \(round)")
         }
     }
 
     func test_the_same_new_thing_through_both_at_once_is_one_201_and_one_409() throws {
         let a = try instance(), b = try instance()
         for round in 0..<10 {
-            let statuses = Locked<[Int]>([])
+            let statuses = Mutex<[Int]>([])
             let ports = [a.port, b.port]
             concurrently(2) { index in
                 let reply = try? HTTPConnection(port: ports[index]).request("POST", "/things", json: ["thing": "race\(round)"])
                 statuses.withLock { $0.append(reply?.status ?? 0) }
             }
-            XCTAssertEqual(statuses.current.sorted(), [201, 409], "round \(round)")
+            XCTAssertEqual(statuses.withLock { $0 }.sorted(), [201, 409], "round \(round)")
             // Removing it through both: one 204, one 404.
-            let removals = Locked<[Int]>([])
+            let removals = Mutex<[Int]>([])
             concurrently(2) { index in
                 let reply = try? HTTPConnection(port: ports[index]).request("DELETE", "/things/race\(round)")
                 removals.withLock { $0.append(reply?.status ?? 0) }
             }
-            XCTAssertEqual(removals.current.sorted(), [204, 404], "round \(round)")
+            XCTAssertEqual(removals.withLock { $0 }.sorted(), [204, 404], "round \(round)")
         }
     }
 
     func test_SIGKILL_of_A_during_a_write_load_loses_no_acknowledged_write() throws {
         let a = try instance(), b = try instance()
-        let acked = Locked<[Int: Int]>([:])  // client → last acknowledged value
+        let acked = Mutex<[Int: Int]>([:])  // client → last acknowledged value
         let port = a.port
-        let stop = Locked(false)
+        let stop = Mutex(false)
         let pid = a.pid
         let killer = Thread {
             Thread.sleep(forTimeInterval: 1.5)
@@ -100,7 +101,7 @@ final class PostgresInstancesTests: XCTestCase {
         concurrently(8) { client in
             guard let connection = try? HTTPConnection(port: port, timeout: 10) else { return }
             var n = 0
-            while !stop.current {
+            while !stop.withLock({ $0 }) {
                 n += 1
                 guard let put = try? connection.request("PUT", "/preferences/numberOfItems", json: ["value": client * 1_000_000 + n]),
                       put.status == 200 else { return }
@@ -108,7 +109,7 @@ final class PostgresInstancesTests: XCTestCase {
             }
         }
         a.waitForExit()
-        let values = acked.current
+        let values = acked.withLock { $0 }
         XCTAssertFalse(values.isEmpty, "some writes were acknowledged before the kill")
         // B (and a restarted A) hold a value at least as new as every acknowledged one: the
         // stored value is one that was sent, and its revision is not older than any ack.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import TestFixtures
 import TidingsTesting
@@ -101,8 +102,12 @@ final class PostsAdoptionCostTests: XCTestCase {
 }
 
 /// A counter threads can bump.
-private final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int { lock.lock(); defer { lock.unlock() }; value += 1; return value }
+private final class Counter: Sendable {
+    private let value = Mutex(0)
+    func next() -> Int {
+        value.withLock { value in
+            value += 1
+            return value
+        }
+    }
 }

@@ -14,29 +14,33 @@ final class PostsFailureTests: XCTestCase {
         defer { server.stop() }
         let good = try server.settledPosts("loaded")
 
+        let notPosts = "The upstream feed's answer is not a JSON array of posts:"
         let cases: [(UpstreamServer.Behaviour, String, Int?)] = [
-            (.status(500), "HTTP status 500", 500),
-            (.status(404), "HTTP status 404", 404),
-            (.garbage, "is not JSON", nil),
-            (.json(#"{"posts": []}"#), "is not a JSON array of posts: it is an object", nil),
+            (.status(500), "The upstream feed answered with HTTP status 500, not 2xx.", 500),
+            (.status(404), "The upstream feed answered with HTTP status 404, not 2xx.", 404),
+            (.garbage, "The upstream feed's answer is not JSON.", nil),
+            (.json(#"{"posts": []}"#), "\(notPosts) it is an object.", nil),
             (.json(#"[{"id": 1, "title": "t", "body": "b"}, {"id": 2, "title": "t"}]"#),
-             #"element [1] has no "body""#, nil),
-            (.json(#"[{"id": true, "title": "t", "body": "b"}]"#), #"element [0] has "id" a boolean"#, nil),
-            (.json(#"[{"id": 1, "title": 5, "body": "b"}]"#), #"element [0] has "title" an integer, not a string"#, nil),
-            (.json(#"[{"id": 1, "title": "t", "body": "b", "userId": "x"}]"#), #"has "userId" a string, not an integer"#, nil),
-            (.json(#"[{"id": "x", "title": "t", "body": "b", "userId": null}]"#), #"has "userId" null, not an integer"#, nil),
-            (.json(#"[1]"#), "element [0] is an integer, not an object", nil),
-            (.huge(bytes: 9 << 20, chunked: false), "larger than the 8 MiB limit", nil),
-            (.huge(bytes: 9 << 20, chunked: true), "larger than the 8 MiB limit", nil),
-            (.delayed(3, then: .posts(PostsFixture.otherFeed)), "did not answer within 1 s", nil),
-            (.trickle, "did not answer within 1 s", nil),
+             #"\#(notPosts) element [1] has no "body"."#, nil),
+            (.json(#"[{"id": true, "title": "t", "body": "b"}]"#),
+             #"\#(notPosts) element [0] has "id" a boolean, not an integer or a string."#, nil),
+            (.json(#"[{"id": 1, "title": 5, "body": "b"}]"#), #"\#(notPosts) element [0] has "title" an integer, not a string."#, nil),
+            (.json(#"[{"id": 1, "title": "t", "body": "b", "userId": "x"}]"#),
+             #"\#(notPosts) element [0] has "userId" a string, not an integer."#, nil),
+            (.json(#"[{"id": "x", "title": "t", "body": "b", "userId": null}]"#),
+             #"\#(notPosts) element [0] has "userId" null, not an integer."#, nil),
+            (.json(#"[1]"#), "\(notPosts) element [0] is an integer, not an object.", nil),
+            (.huge(bytes: 9 << 20, chunked: false), "The upstream feed's answer is larger than the 8 MiB limit.", nil),
+            (.huge(bytes: 9 << 20, chunked: true), "The upstream feed's answer is larger than the 8 MiB limit.", nil),
+            (.delayed(3, then: .posts(PostsFixture.otherFeed)), "The upstream feed did not answer within 1 s (--feed-timeout).", nil),
+            (.trickle, "The upstream feed did not answer within 1 s (--feed-timeout).", nil),
         ]
         for (behaviour, expected, status) in cases {
             upstream.behaviour = behaviour
             let refresh = try server.request("POST", "/posts/refresh")
             XCTAssertEqual(refresh.status, 202)
             let failed = try server.settledPosts("failed")
-            XCTAssertTrue(failed.message.contains(expected), "\(behaviour): message '\(failed.message)' lacks '\(expected)'")
+            XCTAssertEqual(failed.message, expected, "\(behaviour)")
             XCTAssertEqual(failed.error?["upstreamStatus"] as? Int, status, "\(behaviour)")
             XCTAssertEqual(failed.postTitles, good.postTitles, "\(behaviour): last good posts not kept")
             XCTAssertEqual(failed.fetchedAt, good.fetchedAt, "\(behaviour)")
@@ -47,7 +51,7 @@ final class PostsFailureTests: XCTestCase {
         upstream.stop()
         XCTAssertEqual(try server.request("POST", "/posts/refresh").status, 202)
         let refused = try server.settledPosts("failed")
-        XCTAssertTrue(refused.message.contains("connection refused"), refused.message)
+        XCTAssertEqual(refused.message, "Could not reach the upstream feed: connection refused by 127.0.0.1:\(upstream.port).")
         XCTAssertEqual(refused.postTitles, good.postTitles)
         XCTAssertNil(refused.error?["upstreamStatus"])
 
@@ -61,12 +65,12 @@ final class PostsFailureTests: XCTestCase {
 
     func testColdFailureHasNoPostsAndNoFetchTime() throws {
         let upstream = try UpstreamServer()
-        let deadURL = upstream.url
+        let deadURL = upstream.url, port = upstream.port
         upstream.stop()
         let server = try TidingsProcess(arguments: ["--feed-url", deadURL, "--feed-timeout", "1", "--feed-refresh", "0"])
         defer { server.stop() }
         let failed = try server.settledPosts("failed")
-        XCTAssertTrue(failed.message.contains("connection refused"), failed.message)
+        XCTAssertEqual(failed.message, "Could not reach the upstream feed: connection refused by 127.0.0.1:\(port).")
         XCTAssertEqual(failed.posts.count, 0)
         XCTAssertTrue(failed.json["fetchedAt"] is NSNull)
         XCTAssertEqual(try server.get("/posts/1").status, 404)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import TestFixtures
 import TidingsTesting
@@ -20,8 +21,8 @@ final class SeveralInstancesSQLiteTests: XCTestCase {
         // Streams first: they start from the current revision and must then see everything.
         let ports = instances.map(\.port)
         let start = try instances[0].currentRevision()
-        let seen = Locked<[[(id: UInt64, name: String, data: String)]]>([[], []])
-        let stopReading = Locked(false)
+        let seen = Mutex<[[(id: UInt64, name: String, data: String)]]>([[], []])
+        let stopReading = Mutex(false)
         let readers = DispatchGroup()
         let opened = DispatchSemaphore(value: 0)
         for index in 0..<2 {
@@ -31,7 +32,7 @@ final class SeveralInstancesSQLiteTests: XCTestCase {
                 let stream = try? HTTPConnection(port: ports[index], timeout: 10).openEventStream("/events?topics=preferences,things")
                 opened.signal()
                 guard let stream else { return }
-                while !stopReading.current {
+                while !stopReading.withLock({ $0 }) {
                     guard let event = try? stream.nextEvent(timeout: 1) else { continue }
                     guard let id = event.id.flatMap(UInt64.init), let name = event.name else { continue }
                     seen.withLock { $0[index].append((id, name, event.data)) }
@@ -41,8 +42,8 @@ final class SeveralInstancesSQLiteTests: XCTestCase {
         opened.wait()
         opened.wait()
 
-        let acked = Locked<[(instance: Int, revision: UInt64, key: String, value: Int)]>([])
-        let failures = Locked<[String]>([])
+        let acked = Mutex<[(instance: Int, revision: UInt64, key: String, value: Int)]>([])
+        let failures = Mutex<[String]>([])
         let deadline = Date().addingTimeInterval(duration)
         concurrently(6) { writer in
             guard let instance = try? HTTPConnection(port: ports[writer % 2], timeout: 10) else {
@@ -69,7 +70,7 @@ final class SeveralInstancesSQLiteTests: XCTestCase {
                 }
             }
         }
-        XCTAssertEqual(failures.current.prefix(5).map { $0 }, [], "every write is acknowledged")
+        XCTAssertEqual(failures.withLock { $0 }.prefix(5).map { $0 }, [], "every write is acknowledged")
         for instance in instances {
             XCTAssertEqual(try instance.request("GET", "/healthz").status, 200, "both instances alive")
         }
@@ -83,16 +84,16 @@ final class SeveralInstancesSQLiteTests: XCTestCase {
 
         // Both streams catch up to the final revision.
         let caughtUp = Date().addingTimeInterval(15)
-        while Date() < caughtUp, seen.current.contains(where: { ($0.last?.id ?? 0) < final }) {
+        while Date() < caughtUp, seen.withLock({ $0 }).contains(where: { ($0.last?.id ?? 0) < final }) {
             Thread.sleep(forTimeInterval: 0.05)
         }
         stopReading.withLock { $0 = true }
         readers.wait()
 
-        let acks = acked.current
+        let acks = acked.withLock { $0 }
         XCTAssertGreaterThan(acks.count, 100)
         XCTAssertEqual(Set(acks.map(\.revision)).count, acks.count, "every acknowledged write took its own revision")
-        for (index, events) in seen.current.enumerated() {
+        for (index, events) in seen.withLock { $0 }.enumerated() {
             let live = events.filter { $0.id > start }
             let ids = live.map(\.id)
             XCTAssertEqual(ids, ids.sorted(), "stream \(index): ids strictly increasing")
@@ -204,21 +205,27 @@ final class SimultaneousStartTests: XCTestCase {
         for _ in 0..<3 {
             let directory = try TemporaryDirectory()
             let url = directory.url
-            let started = Locked<[TidingsProcess]>([])
-            let failures = Locked<[String]>([])
+            let started = Mutex<[Started]>([])
+            let failures = Mutex<[String]>([])
             concurrently(3) { _ in
                 do {
                     let process = try TidingsProcess(dataDirectory: url)
-                    started.withLock { $0.append(process) }
+                    started.withLock { $0.append(Started(process: process)) }
                 } catch {
                     failures.withLock { $0.append("\(error)") }
                 }
             }
-            let processes = started.current
+            let processes = started.withLock { $0 }.map(\.process)
             defer { processes.forEach { $0.stop() } }
-            XCTAssertEqual(failures.current, [], "every process started")
+            XCTAssertEqual(failures.withLock { $0 }, [], "every process started")
             XCTAssertEqual(processes.count, 3)
             for process in processes { XCTAssertEqual(try process.put("age", 7).status, 200, process.log) }
         }
     }
+}
+
+/// A process started on a helper thread and used by the test's thread only after every helper
+/// ended (`concurrently` waits for them): never used by two threads at once.
+private struct Started: @unchecked Sendable {
+    let process: TidingsProcess
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import TestFixtures
 import TidingsTesting
@@ -79,9 +80,8 @@ final class SizeBoundTests: XCTestCase {
 }
 
 /// A flag threads can set and read.
-private final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
-    func set() { lock.lock(); value = true; lock.unlock() }
+private final class Flag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import TestFixtures
 import TidingsTesting
@@ -22,7 +23,7 @@ final class StreamWorkersTests: XCTestCase {
         XCTAssertEqual(try stream.nextEvents(2).count, 2, "snapshot")
         // 3,000 changes of ~2 KiB each (about 6 MB, far over the 1 MiB bound), from 6 writers,
         // while the stream reads nothing.
-        let failures = Locked(0)
+        let failures = Mutex(0)
         let port = server.port
         concurrently(6) { writer in
             guard let client = try? HTTPConnection(port: port) else { return failures.withLock { $0 += 1 } }
@@ -33,7 +34,7 @@ final class StreamWorkersTests: XCTestCase {
                 if reply?.status != 200 { failures.withLock { $0 += 1 } }
             }
         }
-        XCTAssertEqual(failures.current, 0)
+        XCTAssertEqual(failures.withLock { $0 }, 0)
         let final = try server.get("/preferences/name").decode([String: JSONValue].self)
         let finalAge = try server.get("/preferences/age").decode([String: JSONValue].self)
         let revision = try server.currentRevision()
@@ -224,7 +225,9 @@ final class StreamWorkersTests: XCTestCase {
         let server = try TidingsProcess(arguments: ["--stream-workers", "3"])
         defer { server.stop() }
         let port = server.port
-        let churn: @Sendable (Int, Locked<Int>) -> Void = { count, failures in
+        // Opens and closes `count` streams from 8 threads; how many failed.
+        let churn: @Sendable (Int) -> Int = { count in
+            let failures = Mutex(0)
             concurrently(8) { thread in
                 for index in 0..<(count / 8) {
                     guard let client = try? HTTPConnection(port: port, timeout: 10),
@@ -239,20 +242,19 @@ final class StreamWorkersTests: XCTestCase {
                     _ = thread
                 }
             }
+            return failures.withLock { $0 }
         }
-        let warmUpFailures = Locked(0)
-        churn(2_000, warmUpFailures)
-        XCTAssertEqual(warmUpFailures.current, 0)
+        XCTAssertEqual(churn(2_000), 0)
         let baseline = residentBytes(server)
 
         let watchers = try (0..<3).map { _ in try server.openEventStream("/preferences/age/events") }
         for watcher in watchers { XCTAssertEqual(try watcher.nextEvent().name, "preference") }
-        let writing = Locked(true)
-        let written = Locked(0)
+        let writing = Mutex(true)
+        let written = Mutex(0)
         let writer = Thread {
             guard let client = try? HTTPConnection(port: port) else { return }
             var value = 0
-            while writing.current {
+            while writing.withLock({ $0 }) {
                 value += 1
                 if (try? client.request("PUT", "/preferences/age", json: ["value": value % 100]))?.status == 200 {
                     written.withLock { $0 = value }
@@ -260,13 +262,12 @@ final class StreamWorkersTests: XCTestCase {
             }
         }
         writer.start()
-        let failures = Locked(0)
         let churned = 20_000
-        churn(churned, failures)
+        let failures = churn(churned)
         writing.withLock { $0 = false }
-        XCTAssertEqual(failures.current, 0, "streams or plain requests failed during the churn")
+        XCTAssertEqual(failures, 0, "streams or plain requests failed during the churn")
         let revision = try server.currentRevision()
-        XCTAssertGreaterThan(written.current, 10, "the writer made no progress")
+        XCTAssertGreaterThan(written.withLock { $0 }, 10, "the writer made no progress")
         for (index, watcher) in watchers.enumerated() {
             var ids: [UInt64] = []
             while ids.last.map({ $0 < revision }) ?? true {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import TestFixtures
 import TidingsTesting
@@ -100,7 +101,7 @@ class StreamsTests: XCTestCase {
         let stream = try server.openEventStream("/events")
         _ = try stream.nextEvents(10)
         let port = server.port
-        let acknowledged = Locked(Set<UInt64>())
+        let acknowledged = Mutex(Set<UInt64>())
         concurrently(8) { client in
             guard let connection = try? HTTPConnection(port: port) else { return }
             for n in 0..<40 {
@@ -124,7 +125,7 @@ class StreamsTests: XCTestCase {
             ids.append(try XCTUnwrap(event.id.flatMap { UInt64($0) }, "\(event)"))
         }
         XCTAssertEqual(ids, Array(1...current), "every revision once, in order")
-        XCTAssertTrue(acknowledged.current.isSubset(of: Set(ids)))
+        XCTAssertTrue(acknowledged.withLock { $0 }.isSubset(of: Set(ids)))
         // Nothing repeated after the last: the next event is the next change.
         XCTAssertEqual(try server.put("age", -1).status, 200)
         XCTAssertEqual(try stream.nextEvent().id, "\(current + 1)")

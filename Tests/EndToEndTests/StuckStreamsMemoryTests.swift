@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import TestFixtures
 import TidingsTesting
@@ -63,10 +64,10 @@ final class StuckStreamsMemoryTests: XCTestCase {
 }
 
 /// Connections the attack threads keep open (each closes its socket when released).
-private final class HeldConnections: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var connections: [HTTPConnection] = []
-    var count: Int { lock.lock(); defer { lock.unlock() }; return connections.count }
-    func append(_ connection: HTTPConnection) { lock.lock(); connections.append(connection); lock.unlock() }
+private final class HeldConnections: Sendable {
+    /// A connection only kept open, never used again: no thread touches it after `append`.
+    private struct Kept: @unchecked Sendable { let connection: HTTPConnection }
+    private let connections = Mutex<[Kept]>([])
+    var count: Int { connections.withLock { $0.count } }
+    func append(_ connection: HTTPConnection) { connections.withLock { $0.append(Kept(connection: connection)) } }
 }

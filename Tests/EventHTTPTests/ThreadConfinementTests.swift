@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestFixtures
 import XCTest
 @testable import EventHTTP
@@ -13,13 +14,13 @@ final class ThreadConfinementTests: XCTestCase {
         XCTAssertTrue(confinement.isCurrentThreadOwner)
         confinement.check("owner")
         let elsewhere = DispatchSemaphore(value: 0)
-        let seenElsewhere = Locked(true)
+        let seenElsewhere = Mutex(true)
         Thread {
             seenElsewhere.withLock { $0 = confinement.isCurrentThreadOwner }
             elsewhere.signal()
         }.start()
         elsewhere.wait()
-        XCTAssertFalse(seenElsewhere.current, "another thread is not the owner")
+        XCTAssertFalse(seenElsewhere.withLock { $0 }, "another thread is not the owner")
         confinement.unbind()
         XCTAssertFalse(confinement.isCurrentThreadOwner)
     }
@@ -28,7 +29,7 @@ final class ThreadConfinementTests: XCTestCase {
         let loop = try EventLoop()
         XCTAssertFalse(loop.isOnLoopThread)
         let ran = DispatchSemaphore(value: 0)
-        let onLoop = Locked(false)
+        let onLoop = Mutex(false)
         let thread = Thread { loop.run() }
         thread.start()
         loop.execute {
@@ -37,7 +38,7 @@ final class ThreadConfinementTests: XCTestCase {
         }
         ran.wait()
         loop.stop()
-        XCTAssertTrue(onLoop.current)
+        XCTAssertTrue(onLoop.withLock { $0 })
         XCTAssertFalse(loop.isOnLoopThread, "the test thread is not the loop's")
     }
 

@@ -123,37 +123,6 @@ final class DataLoaderTests: XCTestCase {
         c.cancel()
     }
 
-    func testAValueTakenFromElsewhereAndFetchedAgainInOtherBytesIsNothingNew() async {
-        let (loader, upstream) = makeLoader([.respond(ok("[1, 2]")), .respond(ok("[3]"))])
-        loader.isSameValue = { $0 == $1 }
-        // Another instance fetched [1,2]; its stored copy is re-encoded ("[1,2]", no space).
-        let taken = Loaded(value: [1, 2], fetchedAt: Date(timeIntervalSince1970: 1_000_000))
-        XCTAssertTrue(loader.adopt(taken, body: Data("[1,2]".utf8)))
-        var emissions = 0
-        let c = loader.$state.dropFirst().sink { _ in emissions += 1 }
-        loader.refresh(showingLoading: false)
-        let same = await loader.settled()
-        XCTAssertEqual(emissions, 0, "the same value in other bytes announces nothing, like a 304")
-        XCTAssertEqual(same.lastGood?.fetchedAt, taken.fetchedAt, "and keeps its fetch time")
-        loader.refresh(showingLoading: false)
-        let changed = await loader.settled()
-        XCTAssertEqual(emissions, 1)
-        XCTAssertEqual(changed.value, [3])
-        XCTAssertGreaterThan(changed.lastGood!.fetchedAt, taken.fetchedAt)
-        let requests = await upstream.requestCount
-        XCTAssertEqual(requests, 2)
-        c.cancel()
-    }
-
-    func testWithoutIsSameValueOtherBytesAreANewLoad() async {
-        let (loader, _) = makeLoader([.respond(ok("[1, 2]"))])
-        let taken = Loaded(value: [1, 2], fetchedAt: Date(timeIntervalSince1970: 1_000_000))
-        XCTAssertTrue(loader.adopt(taken, body: Data("[1,2]".utf8)))
-        loader.refresh(showingLoading: false)
-        let state = await loader.settled()
-        XCTAssertGreaterThan(state.lastGood!.fetchedAt, taken.fetchedAt)
-    }
-
     func testRefreshJoinsARunningLoad() async {
         let (loader, upstream) = makeLoader([.respond(ok("[1]"))])
         loader.fetchDataIfNeeded()

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import TestFixtures
 import XCTest
@@ -74,11 +75,10 @@ extension Logger {
 }
 
 /// Counts doorbell rings (thread-safe).
-final class RingCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var rings = 0
-    var count: Int { lock.withLock { rings } }
-    func ring() { lock.withLock { rings += 1 } }
+final class RingCounter: Sendable {
+    private let rings = Mutex(0)
+    var count: Int { rings.withLock { $0 } }
+    func ring() { rings.withLock { $0 += 1 } }
 }
 
 /// Waits (polling every 10 ms, with a deadline) until `condition` holds; fails the test if not.

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// nginx on a free loopback port balancing over Tidings instances, configured with
 /// `deploy/nginx.conf` (the file the compose deployment uses) rendered for loopback ports.
@@ -16,8 +17,7 @@ public final class NginxBalancer: @unchecked Sendable {
     public let prefix: URL
     private var process: SpawnedProcess?
     private var watchdog: SpawnedProcess?
-    private let lock = NSLock()
-    private var stopped = false
+    private let stopped = Mutex(false)
 
     /// `deploy/nginx.conf` of this checkout (`TIDINGS_NGINX_TEMPLATE` overrides it).
     public static var templatePath: String {
@@ -102,9 +102,9 @@ public final class NginxBalancer: @unchecked Sendable {
 
     /// Stops nginx (SIGTERM, then SIGKILL after 5 s) and removes its directory. Safe to call twice.
     public func stop() {
-        let first: Bool = lock.withLock {
-            defer { stopped = true }
-            return !stopped
+        let first = stopped.withLock { done in
+            defer { done = true }
+            return !done
         }
         guard first else { return }
         if let process, process.isRunning {

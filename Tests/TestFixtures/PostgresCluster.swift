@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// A throwaway PostgreSQL cluster for one test: its own temporary directory, a free loopback
 /// port, one database, trust authentication. Call ``destroy()`` when done (also when the test
@@ -26,8 +27,7 @@ public final class PostgresCluster: @unchecked Sendable {
     public var url: String { "postgres://postgres@127.0.0.1:\(port)/\(database)" }
 
     private let binDirectory: String
-    private let lock = NSLock()
-    private var destroyed = false
+    private let destroyed = Mutex(false)
     private var watchdog: SpawnedProcess?
 
     private var dataDirectory: String { root.appendingPathComponent("data").path }
@@ -128,9 +128,9 @@ public final class PostgresCluster: @unchecked Sendable {
 
     /// Stops the server (immediately) if it runs and removes the directory. Safe to call twice.
     public func destroy() {
-        let first: Bool = lock.withLock {
-            defer { destroyed = true }
-            return !destroyed
+        let first = destroyed.withLock { done in
+            defer { done = true }
+            return !done
         }
         guard first else { return }
         // Also when `start()` failed half-way: a server may run without our knowing it did.

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// A child process started with `posix_spawn` and reaped with `waitpid`: stdin from
 /// /dev/null, stdout appended to one file and stderr to the same file or another.
@@ -6,10 +7,9 @@ public import Foundation
 /// The child inherits no other descriptor of the test process (`closefrom(3)` in the child):
 /// a server started by a test must not hold the test's client sockets or an upstream's
 /// listening socket open, or a test that closes one would wait for an EOF that never comes.
-public final class SpawnedProcess: @unchecked Sendable {
+public final class SpawnedProcess: Sendable {
     public let pid: pid_t
-    private let lock = NSLock()
-    private var exitStatus: Int32?
+    private let exitStatus = Mutex<Int32?>(nil)
 
     /// Starts `executable arguments`. `errors`: a separate file for stderr (nil: stderr goes
     /// to `output` too). `environment`: the child's whole environment (nil: the test's own).
@@ -52,7 +52,7 @@ public final class SpawnedProcess: @unchecked Sendable {
 
     /// The exit status (128 + signal when killed) once the child ended, reaping it; nil while it runs.
     public func poll() -> Int32? {
-        lock.withLock {
+        exitStatus.withLock { exitStatus in
             if let exitStatus { return exitStatus }
             var status: Int32 = 0
             let result = waitpid(pid, &status, WNOHANG)

@@ -1,58 +1,69 @@
 import Foundation
+import Synchronization
 import TidingsStore
 
 /// A ``ChangeStore`` held in memory whose history the test writes directly — what another
 /// instance would have committed — so the change path's ordering and repair can be driven
 /// without a database. Commits are numbered like a real store's (next revision, in call order).
-final class ScriptedStore: ChangeStore, @unchecked Sendable {
-    private let lock = NSLock()
-    private var history: [Change] = []
-    private var snapshot: StoreSnapshot
-    /// Changes at or below this revision are reported as pruned.
-    private var prunedThrough: UInt64 = 0
-    private var doorbell: (@Sendable () -> Void)?
-    private(set) var reads = 0
+final class ScriptedStore: ChangeStore, Sendable {
+    private struct Script {
+        var history: [Change] = []
+        var snapshot: StoreSnapshot
+        /// Changes at or below this revision are reported as pruned.
+        var prunedThrough: UInt64 = 0
+        var doorbell: (@Sendable () -> Void)?
+        var reads = 0
+    }
+
+    private let script: Mutex<Script>
 
     init(snapshot: StoreSnapshot = StoreSnapshot(revision: 0, preferences: [:], things: [], thingsRevision: 0)) {
-        self.snapshot = snapshot
+        script = Mutex(Script(snapshot: snapshot))
     }
+
+    /// How many times the change table was read.
+    var reads: Int { script.withLock { $0.reads } }
 
     /// Appends what another writer committed and, unless `ring` is false, rings the doorbell.
     func append(_ changes: [Change], snapshot newSnapshot: StoreSnapshot? = nil, ring: Bool = true) {
-        lock.withLock {
-            history += changes
-            if let newSnapshot { snapshot = newSnapshot }
+        let doorbell = script.withLock { script in
+            script.history += changes
+            if let newSnapshot { script.snapshot = newSnapshot }
+            return script.doorbell
         }
-        if ring { (lock.withLock { doorbell })?() }
+        if ring { doorbell?() }
     }
 
     /// Forgets history up to `revision` (as pruning would) and rings.
     func prune(through revision: UInt64, snapshot newSnapshot: StoreSnapshot) {
-        lock.withLock {
-            prunedThrough = revision
-            history.removeAll { $0.revision <= revision }
-            snapshot = newSnapshot
+        let doorbell = script.withLock { script in
+            script.prunedThrough = revision
+            script.history.removeAll { $0.revision <= revision }
+            script.snapshot = newSnapshot
+            return script.doorbell
         }
-        (lock.withLock { doorbell })?()
+        doorbell?()
     }
 
-    func loadSnapshot() async throws -> StoreSnapshot { lock.withLock { snapshot } }
+    func loadSnapshot() async throws -> StoreSnapshot { script.withLock { $0.snapshot } }
 
     func commit(_ write: StoreWrite) async throws -> [Change] {
         throw StoreError.unavailable("scripted store: commits are appended by the test")
     }
 
     func changes(after revision: UInt64, limit: Int) async throws -> [Change] {
-        try lock.withLock {
-            reads += 1
-            if revision < prunedThrough { throw StoreError.changesPruned(oldestAvailable: prunedThrough + 1) }
-            return Array(history.filter { $0.revision > revision }.sorted { $0.revision < $1.revision }.prefix(limit))
+        try script.withLock { script throws(StoreError) in
+            script.reads += 1
+            if revision < script.prunedThrough {
+                throw StoreError.changesPruned(oldestAvailable: script.prunedThrough + 1)
+            }
+            return Array(script.history.filter { $0.revision > revision }.sorted { $0.revision < $1.revision }.prefix(limit))
         }
     }
 
     func recentChanges(maxCount: Int, maxBytes: Int) async throws -> [Change] { [] }
 
-    func watch(_ doorbell: @escaping @Sendable () -> Void) { lock.withLock { self.doorbell = doorbell } }
+    func watch(_ doorbell: @escaping @Sendable () -> Void) { script.withLock { $0.doorbell = doorbell } }
 
     var isAvailable: Bool { true }
 
@@ -64,6 +75,6 @@ final class ScriptedStore: ChangeStore, @unchecked Sendable {
     func history(_ query: HistoryQuery) async throws -> [Change] { [] }
 
     func state(asOf point: HistoryPoint) async throws -> HistoricalState {
-        throw StoreError.beyondHistory(oldestReadable: lock.withLock { snapshot.revision })
+        throw StoreError.beyondHistory(oldestReadable: script.withLock { $0.snapshot.revision })
     }
 }

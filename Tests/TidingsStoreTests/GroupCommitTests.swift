@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 @testable import TidingsStore
 import TestFixtures
@@ -27,7 +28,7 @@ final class GroupCommitTests: XCTestCase {
             [.setPreference(key: "c", json: "\"c\"")],
         ]
         // Submitted straight to the writer, in order, while its queue is held: one batch.
-        let answers = Locked<[Int: Result<[UInt64], StoreError>]>([:])
+        let answers = Mutex<[Int: Result<[UInt64], StoreError>]>([:])
         let answered = expectation(description: "every commit answered")
         answered.expectedFulfillmentCount = batches.count
         await withWriterHeld(store, until: batches.count) {
@@ -39,7 +40,7 @@ final class GroupCommitTests: XCTestCase {
             }
         }
         await fulfillment(of: [answered], timeout: 30)
-        let results = (0..<batches.count).compactMap { answers.current[$0] }
+        let results = (0..<batches.count).compactMap { answers.withLock { $0 }[$0] }
 
         XCTAssertEqual(results, [
             .success([2]), .success([3, 4]), .failure(.duplicateThing("TAKEN")), .success([5]), .success([6]),
@@ -200,30 +201,30 @@ final class GroupCommitFailureTests: XCTestCase {
 }
 
 /// One commit's answer, awaited by a test.
-final class AnswerBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<[UInt64], StoreError>?
-    private var waiter: CheckedContinuation<Result<[UInt64], StoreError>, Never>?
+final class AnswerBox: Sendable {
+    private struct State {
+        var result: Result<[UInt64], StoreError>?
+        var waiter: CheckedContinuation<Result<[UInt64], StoreError>, Never>?
+    }
+
+    private let state = Mutex(State())
 
     func set(_ value: Result<[UInt64], StoreError>) {
-        lock.lock()
-        result = value
-        let waiting = waiter
-        waiter = nil
-        lock.unlock()
+        let waiting = state.withLock { state in
+            state.result = value
+            defer { state.waiter = nil }
+            return state.waiter
+        }
         waiting?.resume(returning: value)
     }
 
     func value() async -> Result<[UInt64], StoreError> {
         await withCheckedContinuation { continuation in
-            lock.lock()
-            if let result {
-                lock.unlock()
-                continuation.resume(returning: result)
-            } else {
-                waiter = continuation
-                lock.unlock()
+            let result = state.withLock { state in
+                if state.result == nil { state.waiter = continuation }
+                return state.result
             }
+            if let result { continuation.resume(returning: result) }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 @testable import TidingsStore
 import GRDB
@@ -8,11 +9,10 @@ import GRDB
 /// what it drops into the base, so every retained revision stays readable.
 final class HistoryStoreTests: XCTestCase {
     /// A clock the test moves (microsecond steps keep `at` strictly increasing per commit).
-    final class MovableClock: @unchecked Sendable {
-        private let lock = NSLock()
-        private var now = Date(timeIntervalSince1970: 1_800_000_000)
-        func read() -> Date { lock.withLock { now } }
-        func advance(by seconds: Double) { lock.withLock { now = now.addingTimeInterval(seconds) } }
+    final class MovableClock: Sendable {
+        private let now = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        func read() -> Date { now.withLock { $0 } }
+        func advance(by seconds: Double) { now.withLock { $0 = $0.addingTimeInterval(seconds) } }
     }
 
     func testRecordsSayWhenWhoWhyAndWhatTheyReplaced() async throws {

@@ -1,4 +1,5 @@
 import EventHTTP
+import Synchronization
 public import Foundation
 import HTTPTypes
 import Logging
@@ -77,11 +78,11 @@ public final class InProcessTidings: TidingsTransport {
         self.app = nil
         for reader in streams { reader.reader?.close() }
         streams = []
-        let done = Locked(false)
+        let done = Mutex(false)
         MainActor.assumeIsolated {
             app.shutdown { done.withLock { $0 = true } }
         }
-        _ = runMainLoop(timeout: 10) { done.current }
+        _ = runMainLoop(timeout: 10) { done.withLock { $0 } }
         if ownsDataDirectory { try? FileManager.default.removeItem(at: dataDirectory) }
     }
 
@@ -175,9 +176,9 @@ private struct WeakReader {
 
 /// The application's log lines, kept for tests that check what was (not) logged.
 final class LogCapture: Sendable {
-    private let lines = Locked<[String]>([])
+    private let lines = Mutex<[String]>([])
     func append(_ line: String) { lines.withLock { $0.append(line) } }
-    var text: String { lines.current.joined(separator: "\n") }
+    var text: String { lines.withLock { $0 }.joined(separator: "\n") }
 }
 
 /// A swift-log handler writing into a ``LogCapture`` (level, label, message, metadata).

@@ -1,5 +1,6 @@
 public import Foundation
 public import TestFixtures
+import Synchronization
 
 /// Runs the main run loop (which drains the main queue, where the main actor's work runs)
 /// until `done` says so or `timeout` seconds pass; false on timeout. For a test on the main
@@ -19,12 +20,12 @@ func runMainLoop(timeout: Double, until done: () -> Bool) -> Bool {
 
 /// Runs `work` on the main actor and waits for its result on the main thread (see `runMainLoop`).
 func awaitOnMain<T: Sendable>(timeout: Double, _ work: @escaping @MainActor () async -> T) throws -> T {
-    let result = Locked<T?>(nil)
+    let result = Mutex<T?>(nil)
     Task { @MainActor in
         let value = await work()
         result.withLock { $0 = value }
     }
-    guard runMainLoop(timeout: timeout, until: { result.current != nil }), let value = result.current else {
+    guard runMainLoop(timeout: timeout, until: { result.withLock({ $0 }) != nil }), let value = result.withLock({ $0 }) else {
         throw HTTPConnectionError.timeout
     }
     return value

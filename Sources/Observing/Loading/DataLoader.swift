@@ -11,8 +11,7 @@ public import OpenCombine
 /// - ``refresh()`` starts a load, or joins the running one.
 /// - ``cancel()`` abandons the running load.
 /// - Conditional requests: the last `ETag`/`Last-Modified` go out as `If-None-Match`/
-///   `If-Modified-Since`. A 304, a body identical to the last one, or (with ``isSameValue``)
-///   one that decodes to the value held, changes nothing.
+///   `If-Modified-Since`. A 304, or a body identical to the last one, changes nothing.
 /// - Background loads (retries, periodic refreshes) do not pass through `.loading`; only
 ///   their outcome is announced, and only when it differs.
 ///
@@ -33,11 +32,6 @@ public final class DataLoader<Value: Sendable>: @preconcurrency ObservableObject
     public var policy: DataLoaderPolicy
     /// Upstream requests started so far (for metrics and tests).
     public private(set) var requestCount = 0
-    /// When set, says whether a freshly decoded value is the one already held although the body's
-    /// bytes differ — a value taken with ``adopt(_:body:)`` stands for a body re-encoded elsewhere,
-    /// and upstreams re-serialise. Such a load counts as unchanged, like a 304: nothing is
-    /// announced and the held value keeps its fetch time.
-    public var isSameValue: (@MainActor (Value, Value) -> Bool)?
 
     @Environment(\.httpClient) private var httpClient: any HTTPClient
     @Environment(\.sleeper) private var sleeper: any Sleeper
@@ -102,43 +96,6 @@ public final class DataLoader<Value: Sendable>: @preconcurrency ObservableObject
         return true
     }
 
-    /// Takes a value loaded elsewhere — another server instance fetched it and shared it through
-    /// the store (the `@CloudStorage` idea for remote data) — unless a load is running here or
-    /// what is held is as new. `body` stands for the upstream body in later "identical body"
-    /// checks. Returns whether it was taken.
-    @discardableResult
-    public func adopt(_ loaded: Loaded<Value>, body: Data?) -> Bool {
-        guard running == nil else { return false }
-        if let lastGood, lastGood.fetchedAt >= loaded.fetchedAt { return false }
-        lastGood = loaded
-        lastBody = body
-        validators = Validators()
-        consecutiveFailures = 0
-        setState(.loaded(loaded))
-        if let interval = policy.refreshInterval { schedule(after: interval) }
-        return true
-    }
-
-    /// Ends the running load with a value loaded elsewhere: instead of sending its own request,
-    /// this load joined one another server instance was running, whose outcome arrived through
-    /// the store. The state becomes `loaded` with the newer of `loaded` and what is held (the
-    /// other load may have found nothing new). Returns false when no load is running.
-    @discardableResult
-    public func finishJoined(_ loaded: Loaded<Value>, body: Data?) -> Bool {
-        guard let current = running else { return false }
-        current.task.cancel()
-        running = nil
-        if lastGood.map({ $0.fetchedAt < loaded.fetchedAt }) ?? true {
-            lastGood = loaded
-            lastBody = body
-            validators = Validators()
-        }
-        consecutiveFailures = 0
-        setState(.loaded(lastGood ?? loaded))
-        if let interval = policy.refreshInterval { schedule(after: interval) }
-        return true
-    }
-
     /// Waits until no load is running and returns the state (the server's `?wait=`).
     public func settled() async -> LoadState<Value> {
         while let current = running {
@@ -197,13 +154,9 @@ public final class DataLoader<Value: Sendable>: @preconcurrency ObservableObject
             consecutiveFailures = 0
             validators = newValidators
             lastBody = body
-            if let lastGood, let isSameValue, isSameValue(lastGood.value, value) {
-                setState(.loaded(lastGood))
-            } else {
-                let loaded = Loaded(value: value, fetchedAt: Date())
-                lastGood = loaded
-                setState(.loaded(loaded))
-            }
+            let loaded = Loaded(value: value, fetchedAt: Date())
+            lastGood = loaded
+            setState(.loaded(loaded))
             if let interval = policy.refreshInterval { schedule(after: interval) }
         case let .failure(error):
             fail(error)

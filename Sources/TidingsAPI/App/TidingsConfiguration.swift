@@ -17,6 +17,9 @@ public struct TidingsConfiguration: Sendable, Equatable {
     public var feedRefresh: Double = 300
     /// `--feed-timeout`: seconds before an upstream fetch is abandoned.
     public var feedTimeout: Double = 10
+    /// `--feed-proxy`: the proxy feed requests go through; nil = none (`http_proxy` and the
+    /// like in the environment are ignored).
+    public var feedProxy: String?
     /// `--preferences`: a JSON schema file replacing the built-in preference set.
     public var preferencesFile: String?
     /// `--text-case`: how incoming things (acronyms) are normalised.

@@ -24,6 +24,8 @@ public final class TidingsResources {
     let streams: StreamHub
     /// `--webhooks`: the hooks and their delivery workers (Webhooks/).
     let webhooks: Webhooks
+    /// The posts feed (its cycle is made at first use).
+    private(set) var posts: PostsFeed!
 
     /// Opens the store (`--database-url`, or SQLite under `--data-dir`), loads it and its
     /// replay history, and registers every route. Blocks the calling thread for the loads
@@ -92,6 +94,7 @@ public final class TidingsResources {
         // upstream, and its shutdown (cancel loads; before the writes drain, so a document
         // already submitted still lands). Metrics: `posts.reportFetches(to:)`.
         let posts = PostsFeed(configuration: configuration, state: state, writes: writes,
+                              client: CurlHTTPClient(proxy: configuration.feedProxy),
                               boundPort: { [unowned app] in app.server.port },
                               isDraining: { [unowned app] in app.server.isDraining }, logger: app.logger)
         // One upstream fetch per background refresh for every instance sharing the store.
@@ -105,7 +108,12 @@ public final class TidingsResources {
                 return true
             }
         }
-        // One upstream fetch at a time in the cluster: the others join it (ClusterFeedClient).
+        // A refused posts document is decided again once this instance caught up (PostsCycle).
+        posts.catchUp = { [feed] revision in
+            feed.ring()
+            await feed.waitUntilApplied(revision)
+        }
+        // One upstream fetch at a time in the cluster: the others join it (PostsCycle+Route).
         let loadSeconds = configuration.feedTimeout + 5
         posts.loadLease = PostsLoadLease(
             take: { [store, logger = app.logger] in
@@ -127,6 +135,7 @@ public final class TidingsResources {
         WebhookRoutes(webhooks: webhooks).register(on: routes.resources)
         webhooks.start()
         app.addShutdownTask { [webhooks] in await webhooks.stop() }
+        self.posts = posts
 
         app.addShutdownTask { [writes, store, feed] in
             await writes.drain()

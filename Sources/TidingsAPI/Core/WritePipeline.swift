@@ -14,8 +14,10 @@ enum WriteRequest: Sendable {
     /// The whole list; `normalized`: already checked with ``ThingRules/validateList`` under
     /// this server's text case (off the loop, for a large body), so it is not checked again.
     case replaceThings([String], normalized: Bool = false)
-    /// Stores the posts feed's document (what `GET /posts` and `posts` events show).
-    case setPosts(String)
+    /// Stores the posts feed's document (what `GET /posts` and `posts` events show);
+    /// `ifRevision`: the global revision the store must still be at (the one the document was
+    /// decided on), nil: none.
+    case setPosts(String, ifRevision: UInt64? = nil)
     /// A rollback (History/): operations already made from the history, each setting a key or
     /// the list to its past value (the store skips what is already there); `ifRevision`: the
     /// global revisions `If-Match` accepts.
@@ -201,8 +203,10 @@ final class WritePipeline {
             } catch {
                 return .failure(.thing(error))
             }
-        case let .setPosts(document):
-            return .success(PlannedWrite(write: StoreWrite([.setPosts(document)]), values: [nil]))
+        case let .setPosts(document, ifRevision):
+            var write = StoreWrite([.setPosts(document)])
+            write.expectedGlobalRevisions = ifRevision.map { [$0] }
+            return .success(PlannedWrite(write: write, values: [nil]))
         case let .rollback(operations, ifRevision):
             var write = StoreWrite(operations.map(\.operation))
             write.expectedGlobalRevisions = ifRevision

@@ -3,25 +3,13 @@ import HTTPTypes
 import Foundation
 import Logging
 import Observing
-import OpenCombine
 import TidingsStore
 
-/// The posts resource's model. One way round, no circle:
+/// The posts resource's model, as the routes see it: the stored document answers
+/// (``PostsWaiters``, ``ServedPosts``), and the ``PostsCycle`` that loads the feed and stores
+/// what it shows — made at first use, when the source URL can be known (``FeedSource``).
 ///
-/// 1. a `DataLoader<FetchedPosts>` (``PostsLoader``) loads the upstream feed, off the loop;
-/// 2. each of its states goes to the ``PostsDocumentWriter``, which stores the `GET /posts`
-///    object for it through the write pipeline (unless the stored document shows it already);
-/// 3. the stored document comes back through the one ordered change path, like another
-///    instance's: it *is* the feed's state. `GET /posts`, `?wait=`, the `ETag`, the `posts`
-///    events and every instance serve it (``ServedPosts``, ``PostsWaiters``); the feed keeps
-///    no copy of it.
-///
-/// Another instance's documents also reach this instance's loader (``StoredPostsAdoption``),
-/// so it refreshes from the newest posts and a load that joined another's ends with it.
-///
-/// The loader is made at first use, when the source URL can be known (``FeedSource``).
-/// Confined to the main actor (the event loop): the loader's request and decoding run off it,
-/// their outcome comes back with `await`.
+/// Confined to the main actor (the event loop).
 @MainActor
 final class PostsFeed {
     private let configuration: TidingsConfiguration
@@ -29,24 +17,23 @@ final class PostsFeed {
     private let logger: Logger
     private let meter: UpstreamFetchMeter
     private let state: TidingsState
+    private let writes: WritePipeline
     private let source: FeedSource
-    private let gate = RefreshGate()
     private let waiters: PostsWaiters
-    private let writer: PostsDocumentWriter
-    private var loaderStorage: DataLoader<FetchedPosts>?
-    private var adoption: StoredPostsAdoption?
-    private var subscription: AnyCancellable?
+    private var cycleStorage: PostsCycle?
     private var shutDown = false
     private var index: (fetchedAt: Date, ids: [String: Int])?
     /// Takes the cluster's fetch lease for this instance (true: fetch upstream).
     var fetchLease: @Sendable () async -> Bool = { true }
-    /// The cluster's one-fetch-at-a-time lease (see ``ClusterFeedClient``).
+    /// The cluster's one-fetch-at-a-time lease.
     var loadLease = PostsLoadLease.alone
+    /// Returns once this instance has applied a revision (the change feed's).
+    var catchUp: @MainActor (UInt64) async -> Void = { _ in }
 
     /// - Parameters:
     ///   - boundPort: the server's port once started (for the default sample feed URL).
     ///   - isDraining: true once shutdown began (waiting requests are then answered at once).
-    ///   - client: the upstream client put into the loader's environment.
+    ///   - client: the upstream client.
     init(configuration: TidingsConfiguration, state: TidingsState, writes: WritePipeline,
          client: any HTTPClient = CurlHTTPClient(),
          boundPort: @escaping @MainActor () -> Int, isDraining: @escaping @MainActor () -> Bool,
@@ -55,44 +42,33 @@ final class PostsFeed {
         self.client = client
         self.logger = logger
         self.state = state
+        self.writes = writes
         meter = UpstreamFetchMeter(logger: logger)
         source = FeedSource(configuration: configuration, boundPort: boundPort)
         state.postsSource = source
         waiters = PostsWaiters(served: ServedPosts(state: state), isDraining: isDraining)
-        writer = PostsDocumentWriter(state: state, writes: writes, source: source, waiters: waiters,
-                                     timeout: Self.policy(configuration).timeout, logger: logger)
     }
 
     /// The upstream policy from the flags: `--feed-timeout`, 8 MiB, back-off 1 s doubling up
-    /// to 60 s, `--feed-refresh` (0 = never).
+    /// to 60 s, `--feed-refresh` (0 = never). The cycle schedules retries and refreshes.
     static func policy(_ configuration: TidingsConfiguration) -> DataLoaderPolicy {
         DataLoaderPolicy(timeout: .seconds(configuration.feedTimeout), maxBodyBytes: 8 << 20,
                          retryBase: .seconds(1), retryCap: .seconds(60),
                          refreshInterval: configuration.feedRefresh > 0 ? .seconds(configuration.feedRefresh) : nil)
     }
 
-    // MARK: Loader
-
-    /// Created at first use, when the source URL can be known.
-    private var loader: DataLoader<FetchedPosts>? {
+    /// The cycle, made at first use, when the source URL can be known.
+    var cycle: PostsCycle? {
         if shutDown { return nil }
-        if let loaderStorage { return loaderStorage }
-        let loader = PostsLoader.make(.init(source: source, configuration: configuration, client: client, meter: meter,
-                                            gate: gate, fetchLease: fetchLease, loadLease: loadLease,
-                                            policy: Self.policy(configuration)))
-        loaderStorage = loader
-        subscription = loader.$state.dropFirst().sink { [weak self] newState in self?.loaderDidChange(newState) }
-        adoption = StoredPostsAdoption(state: state, loader: loader, writer: writer, gate: gate)
-        return loader
-    }
-
-    private func loaderDidChange(_ newState: LoadState<FetchedPosts>) {
-        gate.setHoldsContent(newState.lastGood != nil)
-        if let error = newState.error {
-            logger.notice("posts feed failed: \(PostsStateBody.message(error, timeout: Self.policy(configuration).timeout))")
+        if let cycleStorage { return cycleStorage }
+        let policy = Self.policy(configuration)
+        let parts = PostsCycle.Parts(state: state, writes: writes, source: source, waiters: waiters, policy: policy,
+                                     fetchLease: fetchLease, loadLease: loadLease, catchUp: catchUp, logger: logger)
+        let cycle = PostsCycle(parts, upstream: MeteredHTTPClient(base: client, meter: meter)) { client in
+            PostsLoader.make(source: source, configuration: configuration, client: client, meter: meter, policy: policy)
         }
-        writer.loaderDidChange(newState)
-        adoption?.loaderDidChange(newState)
+        cycleStorage = cycle
+        return cycle
     }
 
     /// Sends how each upstream fetch ended (`success`, `not_modified`, `connection_error`,
@@ -103,16 +79,13 @@ final class PostsFeed {
     }
 
     /// The first reader's duty: start the load when nothing was loaded or tried yet.
-    func fetchIfNeeded() { loader?.fetchDataIfNeeded() }
+    func fetchIfNeeded() { cycle?.read() }
 
     /// Starts a load, or joins the running one (`POST /posts/refresh`).
-    func refresh() {
-        gate.markRequested()
-        loader?.refresh()
-    }
+    func refresh() { cycle?.refresh() }
 
     /// Abandons the running load; false when none was running.
-    func cancel() -> Bool { loaderStorage?.cancel() ?? false }
+    func cancel() -> Bool { cycleStorage?.cancel() ?? false }
 
     // MARK: Answers
 
@@ -122,24 +95,24 @@ final class PostsFeed {
         waiters.answer(responder, status: status, within: seconds)
     }
 
-    /// The phase of the loader (for a lookup's 404 message).
-    var phase: LoadPhase { loaderStorage?.state.phase ?? .idle }
+    /// The phase this instance shows (for a lookup's 404 message).
+    var phase: LoadPhase { cycleStorage?.shownState.phase ?? .idle }
 
     /// Whether posts are held to look up.
-    var holdsPosts: Bool { loaderStorage?.state.lastGood != nil }
+    var holdsPosts: Bool { cycleStorage?.held != nil }
 
-    /// The post whose id, in its string form, is `id`, from the posts the loader holds: this
-    /// instance's fetch or the stored document it took.
+    /// The post whose id, in its string form, is `id`, from the posts held: this instance's
+    /// fetch or the stored document it took.
     func post(id: String) -> Post? {
-        guard let loaded = loaderStorage?.state.lastGood else { return nil }
-        if index?.fetchedAt != loaded.fetchedAt {
+        guard let held = cycleStorage?.held else { return nil }
+        if index?.fetchedAt != held.fetchedAt {
             var ids: [String: Int] = [:]
-            for (position, post) in loaded.value.posts.enumerated() where ids[post.id.pathForm] == nil {
+            for (position, post) in held.value.posts.enumerated() where ids[post.id.pathForm] == nil {
                 ids[post.id.pathForm] = position
             }
-            index = (loaded.fetchedAt, ids)
+            index = (held.fetchedAt, ids)
         }
-        return index?.ids[id].map { loaded.value.posts[$0] }
+        return index?.ids[id].map { held.value.posts[$0] }
     }
 
     // MARK: Shutdown
@@ -148,19 +121,10 @@ final class PostsFeed {
     /// requests, and stores nothing more. Nothing of the feed keeps the process alive.
     func shutdown() {
         guard !shutDown else { return }
-        writer.stop()
-        if let loaderStorage {
-            loaderStorage.policy.refreshInterval = nil
-            loaderStorage.policy.retryBase = nil
-            loaderStorage.cancel()
-        }
+        cycleStorage?.stop()
         waiters.answerAll()
-        subscription?.cancel()
-        subscription = nil
-        adoption?.stop()
-        adoption = nil
-        // Releasing the loader cancels its scheduled retry/refresh task (its deinit).
-        loaderStorage = nil
+        // Releasing the cycle releases the loader (its deinit cancels what it runs).
+        cycleStorage = nil
         shutDown = true
     }
 }

@@ -2,34 +2,26 @@ import Foundation
 import Observing
 
 /// Makes the posts feed's `DataLoader<FetchedPosts>`: its request (with the server's own read
-/// token for the sample feed, never for a `--feed-url` upstream), its upstream client —
-/// metered (``UpstreamFetchMeter``) and clustered (``ClusterFeedClient``) — and its decoding,
-/// off the loop, into posts and their JSON.
+/// token for the sample feed, never for a `--feed-url` upstream), the client the cycle routes
+/// its requests through, and its decoding, off the loop, into posts and their JSON. The cycle
+/// schedules retries and refreshes itself (it decides which instance fetches), so the loader's
+/// own are off.
 enum PostsLoader {
-    struct Parts {
-        let source: FeedSource
-        let configuration: TidingsConfiguration
-        let client: any HTTPClient
-        let meter: UpstreamFetchMeter
-        let gate: RefreshGate
-        let fetchLease: @Sendable () async -> Bool
-        let loadLease: PostsLoadLease
-        let policy: DataLoaderPolicy
-    }
-
     @MainActor
-    static func make(_ parts: Parts) -> DataLoader<FetchedPosts> {
+    static func make(source: FeedSource, configuration: TidingsConfiguration, client: any HTTPClient,
+                     meter: UpstreamFetchMeter, policy: DataLoaderPolicy) -> DataLoader<FetchedPosts> {
         var headers: [String: String] = [:]
         // Our own sample feed sits behind the same access rules as every other read.
-        if parts.source.isSample, let token = parts.configuration.readToken ?? parts.configuration.apiTokens.first {
+        if source.isSample, let token = configuration.readToken ?? configuration.apiTokens.first {
             headers["Authorization"] = "Bearer \(token)"
         }
         var environment = EnvironmentValues()
-        environment.httpClient = ClusterFeedClient(base: MeteredHTTPClient(base: parts.client, meter: parts.meter),
-                                                   gate: parts.gate, lease: parts.fetchLease, load: parts.loadLease)
-        let meter = parts.meter
-        let loader = DataLoader<FetchedPosts>(request: HTTPClientRequest(url: parts.source.url, headers: headers),
-                                              environment: environment, policy: parts.policy) { data in
+        environment.httpClient = client
+        var loaderPolicy = policy
+        loaderPolicy.retryBase = nil
+        loaderPolicy.refreshInterval = nil
+        return DataLoader<FetchedPosts>(request: HTTPClientRequest(url: source.url, headers: headers),
+                                        environment: environment, policy: loaderPolicy) { data in
             do {
                 let posts = FetchedPosts(try Post.decodeFeed(data))
                 meter.decoded(data, ok: true)
@@ -39,10 +31,5 @@ enum PostsLoader {
                 throw error
             }
         }
-        // Posts taken from another instance's stored document hold a re-encoded body, so the next
-        // fetch of the same feed differs in bytes; the same posts are still nothing new (no new
-        // fetch time, no event), as a 304 would say.
-        loader.isSameValue = { held, fetched in held.hasSameJSON(as: fetched) }
-        return loader
     }
 }

@@ -35,10 +35,20 @@ enum StoredPostsPeek {
         return firstIndex(of: member, in: tail[...]) != nil
     }
 
-    /// Whether the document shows loaded posts (its `state` member, the last one, is `loaded`).
-    static func isLoaded(_ document: String) -> Bool {
-        let end = Array(#","state":"loaded"}"#.utf8)
-        return document.utf8.suffix(end.count).elementsEqual(end)
+    /// Where the posts array lies in the document: after the first `"posts":` (it follows the
+    /// fetch time), up to the last `,"source":` (only the source URL, escaped, and the state
+    /// follow it). nil when the document is not a stored posts document.
+    static func postsRange(_ document: String) -> Range<Int>? {
+        let bytes = document.utf8
+        let front = Array(bytes.prefix(frontBytes))
+        let member = Array(#""posts":"#.utf8)
+        guard let start = firstIndex(of: member, in: front[...]) else { return nil }
+        // The tail: the source URL (bounded like any URL we accept) and the state.
+        let tailCount = min(bytes.count, 16 << 10)
+        let tail = Array(bytes.suffix(tailCount))
+        guard let sourceInTail = lastIndex(of: Array(#","source":"#.utf8), in: tail[...]) else { return nil }
+        let lower = start + member.count, upper = bytes.count - tailCount + sourceInTail
+        return lower <= upper ? lower..<upper : nil
     }
 
     /// Where `needle` first starts in `haystack` (an index of `haystack`'s base).

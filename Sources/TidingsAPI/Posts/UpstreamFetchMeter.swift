@@ -10,12 +10,16 @@ import Synchronization
 /// The transport outcome is known where the request is sent (``MeteredHTTPClient``); whether
 /// a 2xx body was a feed of posts is known only where it is decoded (``decoded(_:ok:)``). A 2xx
 /// body identical to the last one that decoded is not decoded again by the loader, so the
-/// client counts it as a success itself. The loader runs one fetch at a time, so this needs no
-/// per-request bookkeeping. Thread-safe (a `Mutex`); called off the loop.
+/// client counts it as a success itself. Only a body that came from the upstream counts when it
+/// is decoded: the loader also decodes posts taken from a stored document, which is no fetch.
+/// The loader runs one fetch at a time, so this needs no per-request bookkeeping. Thread-safe
+/// (a `Mutex`); called off the loop.
 final class UpstreamFetchMeter: Sendable {
     private struct State {
         var report: @Sendable (String) -> Void = { _ in }
         var lastDecodedBody: Data?
+        /// An upstream 2xx body is on its way to the decoder.
+        var awaitingDecode = false
     }
 
     private let state = Mutex(State())
@@ -37,8 +41,17 @@ final class UpstreamFetchMeter: Sendable {
 
     /// Called by the feed's decoder for every 2xx body it decodes.
     func decoded(_ body: Data, ok: Bool) {
-        if ok { state.withLock { $0.lastDecodedBody = body } }
-        record(ok ? "success" : "invalid_body")
+        let fromUpstream = state.withLock { state in
+            defer { state.awaitingDecode = false }
+            if ok, state.awaitingDecode { state.lastDecodedBody = body }
+            return state.awaitingDecode
+        }
+        if fromUpstream { record(ok ? "success" : "invalid_body") }
+    }
+
+    /// An upstream 2xx body will be decoded next (unless it is the last one decoded).
+    func willDecode() {
+        state.withLock { $0.awaitingDecode = true }
     }
 
     /// True when the loader will skip decoding `body` (identical to the last good one).
@@ -58,7 +71,8 @@ struct MeteredHTTPClient: HTTPClient {
             let response = try await base.send(request)
             switch response.status {
             case 304: meter.record("not_modified")
-            case 200..<300: if meter.isLastDecoded(response.body) { meter.record("success") }  // else: decoded(_:ok:)
+            case 200..<300:
+                if meter.isLastDecoded(response.body) { meter.record("success") } else { meter.willDecode() }
             default: meter.record("http_error")
             }
             return response

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestFixtures
 import TidingsTesting
 import XCTest
@@ -101,14 +102,22 @@ struct LoopResponsiveness {
 }
 
 /// Shared between the attack threads and the prober.
-private final class AttackState: @unchecked Sendable {
-    private let lock = NSLock()
-    private var isStopped = false
-    private var done = 0
-    private var firsts = 0
-    var stopped: Bool { lock.lock(); defer { lock.unlock() }; return isStopped }
-    var total: Int { lock.lock(); defer { lock.unlock() }; return done }
-    var started: Int { lock.lock(); defer { lock.unlock() }; return firsts }
-    func stop() { lock.lock(); isStopped = true; lock.unlock() }
-    func count(first: Bool) { lock.lock(); done += 1; if first { firsts += 1 }; lock.unlock() }
+private final class AttackState: Sendable {
+    private struct Counts {
+        var isStopped = false
+        var done = 0
+        var firsts = 0
+    }
+
+    private let counts = Mutex(Counts())
+    var stopped: Bool { counts.withLock { $0.isStopped } }
+    var total: Int { counts.withLock { $0.done } }
+    var started: Int { counts.withLock { $0.firsts } }
+    func stop() { counts.withLock { $0.isStopped = true } }
+    func count(first: Bool) {
+        counts.withLock { counts in
+            counts.done += 1
+            if first { counts.firsts += 1 }
+        }
+    }
 }

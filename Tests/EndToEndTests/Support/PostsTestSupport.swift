@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestFixtures
 import TidingsTesting
 import XCTest
@@ -81,12 +82,10 @@ func concurrently(_ count: Int, timeout: Double = 20, _ body: @escaping @Sendabl
 }
 
 /// A value several threads write into.
-final class Collected<Value: Sendable>: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var items: [Value] = []
-    func append(_ value: Value) { lock.lock(); items.append(value); lock.unlock() }
-    var all: [Value] { lock.lock(); defer { lock.unlock() }; return items }
+final class Collected<Value: Sendable>: Sendable {
+    private let items = Mutex<[Value]>([])
+    func append(_ value: Value) { items.withLock { $0.append(value) } }
+    var all: [Value] { items.withLock { $0 } }
 }
 
 /// The server's address, for requests from other threads (`TidingsProcess` stays on the test's).

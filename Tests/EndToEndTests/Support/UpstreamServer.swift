@@ -10,8 +10,9 @@ import Glibc
 /// test controls: posts (with or without an `ETag`, honouring `If-None-Match`), a status, a
 /// body that is not JSON, JSON that is not an array of posts, a body over a limit (announced
 /// or chunked), a delay before any of these, or a hang. It records every request (time, path,
-/// headers) and closes each connection after answering (so a stopped server refuses the next
-/// request rather than answering on an old keep-alive connection).
+/// headers) and every connection, and closes each connection after answering (so a stopped
+/// server refuses the next request rather than answering on an old keep-alive connection) —
+/// unless ``keepAlive`` says to answer further requests on it (for posts, statuses and garbage).
 ///
 /// Plain POSIX sockets: an accept thread, one thread per connection (so a hanging answer never
 /// delays another). State is behind a `Mutex`.
@@ -62,6 +63,8 @@ final class UpstreamServer: Sendable {
     private struct State {
         var behaviour: Behaviour = .posts("[]")
         var seen: [Seen] = []
+        var connections = 0
+        var keepAlive = false
         var stopped = false
     }
 
@@ -106,6 +109,16 @@ final class UpstreamServer: Sendable {
         set { state.withLock { $0.behaviour = newValue } }
     }
 
+    /// Whether connections stay open for further requests (keep-alive) after a posts, status or
+    /// garbage answer.
+    var keepAlive: Bool {
+        get { state.withLock { $0.keepAlive } }
+        set { state.withLock { $0.keepAlive = newValue } }
+    }
+
+    /// Connections accepted so far.
+    var connectionCount: Int { state.withLock { $0.connections } }
+
     /// Every request so far, oldest first.
     var requests: [Seen] { state.withLock { $0.seen } }
     var requestCount: Int { state.withLock { $0.seen.count } }
@@ -133,6 +146,7 @@ final class UpstreamServer: Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            state.withLock { $0.connections += 1 }
             let thread = Thread { [self] in serve(client) }
             thread.start()
         }
@@ -142,28 +156,31 @@ final class UpstreamServer: Sendable {
         defer { close(fd) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard let (path, headers) = readHead(fd) else { return }
-        let behaviour = state.withLock { state -> Behaviour in
-            state.seen.append(Seen(at: Date(), path: path, headers: headers))
-            return state.behaviour
+        while let (path, headers) = readHead(fd) {
+            let (behaviour, keepAlive) = state.withLock { state in
+                state.seen.append(Seen(at: Date(), path: path, headers: headers))
+                return (state.behaviour, state.keepAlive)
+            }
+            answer(fd, behaviour, headers: headers, keepAlive: keepAlive)
+            guard keepAlive, !isStopped, behaviour.answersWhole else { return }
         }
-        answer(fd, behaviour, headers: headers)
     }
 
-    private func answer(_ fd: Int32, _ behaviour: Behaviour, headers: [String: String]) {
+    private func answer(_ fd: Int32, _ behaviour: Behaviour, headers: [String: String], keepAlive: Bool = false) {
         switch behaviour {
         case let .posts(json, etag):
             if let etag, headers["if-none-match"] == "\"\(etag)\"" {
-                write(fd, status: 304, headers: ["ETag": "\"\(etag)\""], body: [])
+                write(fd, status: 304, headers: ["ETag": "\"\(etag)\""], body: [], keepAlive: keepAlive)
             } else {
-                write(fd, status: 200, headers: etag.map { ["ETag": "\"\($0)\""] } ?? [:], body: Array(json.utf8))
+                write(fd, status: 200, headers: etag.map { ["ETag": "\"\($0)\""] } ?? [:], body: Array(json.utf8),
+                      keepAlive: keepAlive)
             }
         case let .status(code):
-            write(fd, status: code, headers: [:], body: Array(#"{"error":"upstream says no"}"#.utf8))
+            write(fd, status: code, headers: [:], body: Array(#"{"error":"upstream says no"}"#.utf8), keepAlive: keepAlive)
         case .garbage:
-            write(fd, status: 200, headers: [:], body: Array("<html>this is not JSON</html>".utf8))
+            write(fd, status: 200, headers: [:], body: Array("<html>this is not JSON</html>".utf8), keepAlive: keepAlive)
         case let .json(text):
-            write(fd, status: 200, headers: [:], body: Array(text.utf8))
+            write(fd, status: 200, headers: [:], body: Array(text.utf8), keepAlive: keepAlive)
         case let .huge(count, chunked):
             writeHuge(fd, bytes: count, chunked: chunked)
         case let .delayed(seconds, then):
@@ -171,7 +188,7 @@ final class UpstreamServer: Sendable {
                 stopSignal.signal()  // let the others see it too
                 return
             }
-            answer(fd, then, headers: headers)
+            answer(fd, then, headers: headers, keepAlive: keepAlive)
         case .hang:
             _ = stopSignal.wait(timeout: .now() + 60)
             stopSignal.signal()
@@ -217,8 +234,8 @@ final class UpstreamServer: Sendable {
         return (String(requestLine[1]), headers)
     }
 
-    private func write(_ fd: Int32, status: Int, headers: [String: String], body: [UInt8]) {
-        var head = "HTTP/1.1 \(status) \(status == 200 ? "OK" : "Status")\r\nConnection: close\r\n"
+    private func write(_ fd: Int32, status: Int, headers: [String: String], body: [UInt8], keepAlive: Bool = false) {
+        var head = "HTTP/1.1 \(status) \(status == 200 ? "OK" : "Status")\r\n" + (keepAlive ? "" : "Connection: close\r\n")
         if status != 304 {
             head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
         }
@@ -268,5 +285,16 @@ final class UpstreamServer: Sendable {
 private extension Array where Element == UInt8 {
     func ends(with suffix: [UInt8]) -> Bool {
         count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
+    }
+}
+
+extension UpstreamServer.Behaviour {
+    /// Whether the answer is complete and framed (so the connection can carry another one).
+    var answersWhole: Bool {
+        switch self {
+        case .posts, .status, .garbage, .json: true
+        case let .delayed(_, then): then.answersWhole
+        default: false
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 @testable import TidingsStore
 
@@ -116,10 +117,9 @@ extension ChangeStoreConformance {
     }
 
     /// Collects revisions reported by concurrent writers.
-    final class Revisions: @unchecked Sendable {
-        private let lock = NSLock()
-        private var values: [UInt64: Change] = [:]
-        func add(_ changes: [Change]) { lock.withLock { for change in changes { values[change.revision] = change } } }
-        var all: [UInt64: Change] { lock.withLock { values } }
+    final class Revisions: Sendable {
+        private let values = Mutex<[UInt64: Change]>([:])
+        func add(_ changes: [Change]) { values.withLock { for change in changes { $0[change.revision] = change } } }
+        var all: [UInt64: Change] { values.withLock { $0 } }
     }
 }

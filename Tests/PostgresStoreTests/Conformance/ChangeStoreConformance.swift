@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 @testable import TidingsStore
 
@@ -47,23 +48,20 @@ extension ChangeStore {
 /// Collects what a store's doorbell led to: each ring reads ``ChangeStore/changes(after:limit:)``
 /// from the start, so a revision showing up in ``seen`` proves a ring came after its commit
 /// (the reader reads nothing on its own).
-final class DoorbellReader: @unchecked Sendable {
-    private let lock = NSLock()
-    private var revisions: Set<UInt64> = []
-    private var rings = 0
+final class DoorbellReader: Sendable {
+    private let revisions = Mutex<Set<UInt64>>([])
 
     /// Starts listening to `store`'s doorbell.
     init(_ store: any ChangeStore) {
         store.watch { [weak self, store] in
             guard let self else { return }
-            self.lock.withLock { self.rings += 1 }
             Task {
                 guard let changes = try? await store.changes(after: 0, limit: 10_000) else { return }
-                self.lock.withLock { self.revisions.formUnion(changes.map(\.revision)) }
+                self.revisions.withLock { $0.formUnion(changes.map(\.revision)) }
             }
         }
     }
 
     /// Every revision a read after a ring found.
-    var seen: Set<UInt64> { lock.withLock { revisions } }
+    var seen: Set<UInt64> { revisions.withLock { $0 } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,9 +8,9 @@ import Glibc
 /// bytes) and then closes it; connections past the script are held open, silent, until
 /// ``stop()``. It records each request's head, so a test can check what a reconnect sent
 /// (`Last-Event-ID`) and when. Plain POSIX sockets, one accept thread.
-final class ScriptedEventServer: @unchecked Sendable {
+final class ScriptedEventServer: Sendable {
     /// One request as the server saw it.
-    struct Seen {
+    struct Seen: Sendable {
         let at: ContinuousClock.Instant
         /// The request line and header lines.
         let head: [String]
@@ -24,11 +25,13 @@ final class ScriptedEventServer: @unchecked Sendable {
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
     private let listener: Int32
     private let script: [[UInt8]]
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var seen: [Seen] = []
-    private var held: [Int32] = []
-    private var stopped = false
+    private struct Connections {
+        var seen: [Seen] = []
+        var held: [Int32] = []
+        var stopped = false
+    }
+
+    private let connections = Mutex(Connections())
 
     static func stream(_ body: String) -> [UInt8] {
         Array(("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n" + body).utf8)
@@ -62,19 +65,13 @@ final class ScriptedEventServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    var requests: [Seen] {
-        lock.lock()
-        defer { lock.unlock() }
-        return seen
-    }
+    var requests: [Seen] { connections.withLock { $0.seen } }
 
     func stop() {
-        lock.lock()
-        let wasStopped = stopped
-        stopped = true
-        let open = held
-        held = []
-        lock.unlock()
+        let (wasStopped, open) = connections.withLock { connections in
+            defer { connections.stopped = true; connections.held = [] }
+            return (connections.stopped, connections.held)
+        }
         guard !wasStopped else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
@@ -86,16 +83,17 @@ final class ScriptedEventServer: @unchecked Sendable {
             let fd = accept(listener, nil, nil)
             guard fd >= 0 else { return }
             let head = readHead(fd)
-            lock.lock()
-            if stopped {
-                lock.unlock()
+            let index: Int? = connections.withLock { connections in
+                if connections.stopped { return nil }
+                let index = connections.seen.count
+                connections.seen.append(Seen(at: .now, head: head))
+                if index >= script.count { connections.held.append(fd) }
+                return index
+            }
+            guard let index else {
                 close(fd)
                 return
             }
-            let index = seen.count
-            seen.append(Seen(at: .now, head: head))
-            if index >= script.count { held.append(fd) }
-            lock.unlock()
             if index < script.count {
                 let answer = script[index]
                 _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

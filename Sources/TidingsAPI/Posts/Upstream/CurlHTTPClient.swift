@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 public import Observing
+import Synchronization
 
 /// The upstream HTTP client Tidings uses for feeds: libcurl, driven directly, as an Observing
 /// ``HTTPClient`` (the posts loader takes it from its environment).
@@ -23,22 +24,43 @@ public import Observing
 ///   message naming the rule;
 /// - typed failures: ``HTTPClientError`` for transport problems (any status, 304 and 5xx
 ///   included, is returned, not thrown), `CancellationError` when the calling task is cancelled
-///   (the transfer stops at once).
+///   (the transfer stops at once);
+/// - connections reused: the handles of a finished request (and their connection cache) serve
+///   the next one, so a feed refreshed every few minutes keeps its keep-alive connection;
+/// - no proxy unless one is given (`--feed-proxy`): libcurl's `http_proxy`, `https_proxy`,
+///   `all_proxy` and `no_proxy` variables are ignored, so the environment cannot send feed
+///   requests somewhere else.
 public final class CurlHTTPClient: HTTPClient {
     /// `curl_global_init`, once per process, before the first transfer.
     private static let initialized: Bool = tidings_curl_global_init() == CURLE_OK
+    /// Idle handles kept for reuse: one per request running at once is plenty (the feed runs one).
+    private static let idleHandles = 2
 
-    public init() { _ = Self.initialized }
+    private let proxy: String?
+    private let idle = Mutex<[CurlHandle]>([])
+
+    /// - Parameter proxy: a proxy URL (`http://host:port`, `socks5://…`) every request goes
+    ///   through; nil (the default): none, whatever the environment says.
+    public init(proxy: String? = nil) {
+        _ = Self.initialized
+        self.proxy = proxy
+    }
 
     /// Performs one GET. Throws ``HTTPClientError`` for transport failures (timeout, connection,
     /// body over `request.maxBodyBytes`, a refused answer) and `CancellationError` when the task
     /// is cancelled.
     public func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
         guard Self.initialized else { throw HTTPClientError.connectionFailed("libcurl could not be initialised") }
-        let transfer = CurlTransfer(request)
+        guard let handle = idle.withLock({ $0.popLast() }) ?? CurlHandle() else {
+            throw HTTPClientError.connectionFailed("libcurl could not start a transfer")
+        }
+        let transfer = CurlTransfer(request, handle: handle, proxy: proxy)
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                transfer.start { continuation.resume(returning: $0) }
+                transfer.start(reporting: { [self] outcome, reusable in
+                    if reusable { giveBack(handle) }
+                    continuation.resume(returning: outcome)
+                })
             }
         } onCancel: {
             transfer.cancel()
@@ -51,5 +73,10 @@ public final class CurlHTTPClient: HTTPClient {
         case let .failure(.connectionFailed(reason)): throw HTTPClientError.connectionFailed(reason)
         case let .failure(.refused(reason)): throw HTTPClientError.refused(reason)
         }
+    }
+
+    /// Keeps `handle` (and its connection cache) for the next request, up to ``idleHandles``.
+    private func giveBack(_ handle: CurlHandle) {
+        idle.withLock { if $0.count < Self.idleHandles { $0.append(handle) } }
     }
 }

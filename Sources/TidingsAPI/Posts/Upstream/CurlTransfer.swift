@@ -5,7 +5,8 @@ import Synchronization
 
 /// One upstream GET, run to its end on a thread of its own with a libcurl easy handle driven
 /// by a multi handle (so ``cancel()`` wakes it at once, whatever it waits for). Never on the
-/// event loop.
+/// event loop. The handles (``CurlHandle``) come from the client and go back to it after an
+/// exchange that ended cleanly, so the next request reuses the connection.
 ///
 /// Back-pressure: libcurl reads the socket only as its callbacks take the bytes, one buffer
 /// (16 KiB) at a time, and ``CurlReceiver`` stops the exchange at its bounds; so memory is the
@@ -14,7 +15,11 @@ import Synchronization
 ///   what is left of it);
 /// - `http` and `https` only; redirects followed by hand, each checked against ``Origin``
 ///   (same scheme, host and port), at most ``maxRedirects``;
-/// - `Accept-Encoding: identity`, and libcurl never decodes content or transfer encodings.
+/// - `Accept-Encoding: identity`, and libcurl never decodes content or transfer encodings;
+/// - no proxy but ``proxy`` (libcurl would otherwise follow `http_proxy`-style variables);
+/// - every option's result checked (``CurlHandle``), the protocol restriction first;
+/// - what other outbound requests add (webhooks: a POST, no redirects, an address rule) comes
+///   from a ``CurlExchange``.
 final class CurlTransfer: Sendable {
     typealias Outcome = Result<HTTPClientResponse, TransferFailure>
 
@@ -30,18 +35,44 @@ final class CurlTransfer: Sendable {
     }
 
     private let request: HTTPClientRequest
+    /// nil: handles of its own, for this transfer only.
+    private let handle: CurlHandle?
+    private let proxy: String?
     /// What it does beyond the feed's GET (webhooks: a POST, no redirects, an address rule).
     private let exchange: CurlExchange
     private let control = Mutex(Control())
 
-    init(_ request: HTTPClientRequest, exchange: CurlExchange = .feed) {
+    /// - Parameters:
+    ///   - handle: the handles to run on (kept by the caller for the next request); nil: new ones.
+    ///   - proxy: the proxy URL every request goes through; nil: none, whatever the environment says.
+    init(_ request: HTTPClientRequest, handle: CurlHandle? = nil, proxy: String? = nil, exchange: CurlExchange = .feed) {
         self.request = request
+        self.handle = handle
+        self.proxy = proxy
         self.exchange = exchange
     }
 
     /// Runs the transfer on a new thread and calls `finish` there with its outcome.
     func start(_ finish: @escaping @Sendable (Outcome) -> Void) {
-        let thread = Thread { [self] in finish(run()) }
+        start { outcome, _ in finish(outcome) }
+    }
+
+    /// Runs the transfer on a new thread and calls `finish` there with its outcome and whether
+    /// the given handle may serve another request (not after a cancellation or a failure
+    /// mid-exchange, which can leave the connection in any state).
+    func start(reporting finish: @escaping @Sendable (Outcome, _ reusable: Bool) -> Void) {
+        let thread = Thread { [self] in
+            guard let handle = handle ?? CurlHandle() else {
+                return finish(.failure(.connectionFailed("libcurl could not start a transfer")), false)
+            }
+            let outcome = run(on: handle)
+            handle.reset()
+            let reusable: Bool = switch outcome {
+            case .success: !isCancelled
+            case .failure: false
+            }
+            finish(outcome, reusable)
+        }
         thread.stackSize = 1 << 20
         thread.start()
     }
@@ -56,7 +87,7 @@ final class CurlTransfer: Sendable {
 
     private var isCancelled: Bool { control.withLock { $0.cancelled } }
 
-    private func run() -> Outcome {
+    private func run(on handle: CurlHandle) -> Outcome {
         // What the handles point at is freed after them (defers run in reverse).
         let receiver = CurlReceiver(limit: request.maxBodyBytes)
         let errors = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -65,16 +96,13 @@ final class CurlTransfer: Sendable {
         defer { curl_slist_free_all(fields) }
         let addressGuard = exchange.addressRule.map { CurlAddressGuard(rule: $0) }
         return withExtendedLifetime((receiver, addressGuard)) {
-            run(receiver: receiver, addressGuard: addressGuard, errors: errors, fields: fields)
+            run(on: handle, receiver: receiver, addressGuard: addressGuard, errors: errors, fields: fields)
         }
     }
 
-    private func run(receiver: CurlReceiver, addressGuard: CurlAddressGuard?, errors: UnsafeMutablePointer<CChar>,
-                     fields: UnsafeMutablePointer<curl_slist>?) -> Outcome {
-        guard let multi = curl_multi_init() else { return .failure(.connectionFailed("libcurl could not start a transfer")) }
-        defer { curl_multi_cleanup(multi) }
-        guard let easy = curl_easy_init() else { return .failure(.connectionFailed("libcurl could not start a transfer")) }
-        defer { curl_easy_cleanup(easy) }
+    private func run(on handle: CurlHandle, receiver: CurlReceiver, addressGuard: CurlAddressGuard?,
+                     errors: UnsafeMutablePointer<CChar>, fields: UnsafeMutablePointer<curl_slist>?) -> Outcome {
+        let multi = handle.multi
         let registered = control.withLock { control -> Bool in
             guard !control.cancelled else { return false }
             control.multi = multi
@@ -82,8 +110,18 @@ final class CurlTransfer: Sendable {
         }
         guard registered else { return .failure(.cancelled) }
         defer { control.withLock { $0.multi = nil } }
-        configure(easy, receiver: receiver, fields: fields, errors: errors)
-        exchange.configure(easy, addressGuard: addressGuard)
+        do {
+            try configure(handle, receiver: receiver, fields: fields, errors: errors)
+            exchange.configure(handle.easy, addressGuard: addressGuard)
+            return try exchanges(on: handle, receiver: receiver, addressGuard: addressGuard, errors: errors)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The request and the redirects it is allowed to follow, one exchange each.
+    private func exchanges(on handle: CurlHandle, receiver: CurlReceiver, addressGuard: CurlAddressGuard?,
+                           errors: UnsafeMutablePointer<CChar>) throws(TransferFailure) -> Outcome {
 
         let deadline = request.deadline ?? ContinuousClock.now + request.timeout
         let origin = Origin(request.url)
@@ -94,9 +132,9 @@ final class CurlTransfer: Sendable {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return .failure(.timedOut) }
             let milliseconds = max(1, Int(left.components.seconds) * 1000 + Int(left.components.attoseconds / 1_000_000_000_000_000))
-            tidings_curl_set_string(easy, CURLOPT_URL, url.absoluteString)
-            tidings_curl_set_long(easy, CURLOPT_TIMEOUT_MS, milliseconds)
-            guard let code = perform(easy, multi) else { return .failure(.cancelled) }
+            try handle.set(CURLOPT_URL, "CURLOPT_URL", url.absoluteString)
+            try handle.set(CURLOPT_TIMEOUT_MS, "CURLOPT_TIMEOUT_MS", milliseconds)
+            guard let code = try perform(on: handle) else { return .failure(.cancelled) }
             if exchange.keepsStatusOfLongReply, receiver.status >= 200,
                receiver.failure.map({ if case .bodyTooLarge = $0 { true } else { false } }) ?? (code == CURLE_FILESIZE_EXCEEDED) {
                 return .success(HTTPClientResponse(status: receiver.status, headers: receiver.headers, body: Data()))
@@ -109,8 +147,7 @@ final class CurlTransfer: Sendable {
             guard code == CURLE_OK else {
                 return .failure(CurlFailure.of(code, endpoint: Origin.endpoint(url), detail: String(cString: errors)))
             }
-            var status = 0
-            tidings_curl_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            let status = try handle.info(CURLINFO_RESPONSE_CODE, "CURLINFO_RESPONSE_CODE")
             guard exchange.followsRedirects, receiver.isRedirect, let location = receiver.headers["location"] else {
                 return .success(HTTPClientResponse(status: status, headers: receiver.headers, body: receiver.body))
             }
@@ -126,8 +163,12 @@ final class CurlTransfer: Sendable {
     }
 
     /// One exchange; nil when cancelled.
-    private func perform(_ easy: UnsafeMutableRawPointer, _ multi: UnsafeMutableRawPointer) -> CURLcode? {
-        curl_multi_add_handle(multi, easy)
+    private func perform(on handle: CurlHandle) throws(TransferFailure) -> CURLcode? {
+        let easy = handle.easy, multi = handle.multi
+        let added = curl_multi_add_handle(multi, easy)
+        guard added == CURLM_OK else {
+            throw .connectionFailed("libcurl could not start the exchange: \(String(cString: curl_multi_strerror(added)))")
+        }
         defer { curl_multi_remove_handle(multi, easy) }
         var running: Int32 = 1
         while running > 0 {
@@ -143,25 +184,29 @@ final class CurlTransfer: Sendable {
         return CURLE_FAILED_INIT
     }
 
-    private func configure(_ easy: UnsafeMutableRawPointer, receiver: CurlReceiver,
-                           fields: UnsafeMutablePointer<curl_slist>?, errors: UnsafeMutablePointer<CChar>) {
-        tidings_curl_set_long(easy, CURLOPT_NOSIGNAL, 1)
-        tidings_curl_set_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
-        tidings_curl_set_long(easy, CURLOPT_FOLLOWLOCATION, 0)
-        tidings_curl_set_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0)
-        tidings_curl_set_long(easy, CURLOPT_TRANSFER_ENCODING, 0)
-        if let limit = request.maxBodyBytes { tidings_curl_set_long(easy, CURLOPT_MAXFILESIZE, limit) }
-        tidings_curl_set_string(easy, CURLOPT_USERAGENT, "Tidings")
-        tidings_curl_set_pointer(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(fields))
-        tidings_curl_set_pointer(easy, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errors))
+    /// Every option of the request, each checked; the protocol restriction first, so no
+    /// exchange ever runs without it.
+    private func configure(_ handle: CurlHandle, receiver: CurlReceiver, fields: UnsafeMutablePointer<curl_slist>?,
+                           errors: UnsafeMutablePointer<CChar>) throws(TransferFailure) {
+        try handle.set(CURLOPT_PROTOCOLS_STR, "CURLOPT_PROTOCOLS_STR", "http,https")
+        try handle.set(CURLOPT_ERRORBUFFER, "CURLOPT_ERRORBUFFER", UnsafeMutableRawPointer(errors))
+        try handle.set(CURLOPT_NOSIGNAL, "CURLOPT_NOSIGNAL", 1)
+        // "" is libcurl's "no proxy", which also ignores http_proxy, https_proxy and all_proxy.
+        try handle.set(CURLOPT_PROXY, "CURLOPT_PROXY", proxy ?? "")
+        try handle.set(CURLOPT_FOLLOWLOCATION, "CURLOPT_FOLLOWLOCATION", 0)
+        try handle.set(CURLOPT_HTTP_CONTENT_DECODING, "CURLOPT_HTTP_CONTENT_DECODING", 0)
+        try handle.set(CURLOPT_TRANSFER_ENCODING, "CURLOPT_TRANSFER_ENCODING", 0)
+        if let limit = request.maxBodyBytes { try handle.set(CURLOPT_MAXFILESIZE, "CURLOPT_MAXFILESIZE", limit) }
+        try handle.set(CURLOPT_USERAGENT, "CURLOPT_USERAGENT", "Tidings")
+        try handle.set(CURLOPT_HTTPHEADER, "CURLOPT_HTTPHEADER", UnsafeMutableRawPointer(fields))
         let context = Unmanaged.passUnretained(receiver).toOpaque()
-        tidings_curl_set_pointer(easy, CURLOPT_HEADERDATA, context)
-        tidings_curl_set_data_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+        try handle.set(CURLOPT_HEADERDATA, "CURLOPT_HEADERDATA", context)
+        try handle.set(CURLOPT_HEADERFUNCTION, "CURLOPT_HEADERFUNCTION") { data, size, count, context in
             let receiver = Unmanaged<CurlReceiver>.fromOpaque(context!).takeUnretainedValue()
             return receiver.receiveHead(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
         }
-        tidings_curl_set_pointer(easy, CURLOPT_WRITEDATA, context)
-        tidings_curl_set_data_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+        try handle.set(CURLOPT_WRITEDATA, "CURLOPT_WRITEDATA", context)
+        try handle.set(CURLOPT_WRITEFUNCTION, "CURLOPT_WRITEFUNCTION") { data, size, count, context in
             let receiver = Unmanaged<CurlReceiver>.fromOpaque(context!).takeUnretainedValue()
             return receiver.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
         }

@@ -1,0 +1,143 @@
+import Foundation
+import Observing
+
+/// Where the loader's request goes, decided by the cycle when the request reaches its client
+/// (``PostsCycleClient``): the cluster's coordination lives here, not in the loader.
+///
+/// - A background refresh goes upstream only from the holder of the `posts-fetch` lease (one
+///   instance per refresh period); elsewhere it is answered "not modified" and the holder's
+///   document arrives through the change path.
+/// - Every other request first takes the `posts-load` lease: one upstream fetch at a time in the
+///   cluster. Finding another's live lease, the load *joins* that one: it waits until the
+///   holder's outcome is stored (newer posts: the request is answered with them), or until the
+///   lease is free — the holder's load ended, with a 304 or the same posts too — and is then
+///   answered with the stored posts, or fetches itself when none are stored (the holder failed
+///   before any posts, or died).
+extension PostsCycle {
+    /// What the cycle tells its client to do with the loader's request.
+    enum Answer: Sendable {
+        /// Send it upstream (the load lease is held; the client gives it back after).
+        case upstream
+        /// Answer it with this response (no upstream request).
+        case response(HTTPClientResponse)
+        /// Answer it with the stored document's posts (no upstream request).
+        case stored(StoredPostsDocument)
+    }
+
+    /// Decides the route of the running load's request. Throws `CancellationError` when the
+    /// load is no longer the running one.
+    func route() async throws -> Answer {
+        let number = loadNumber
+        guard case let .fetching(fetch) = state else { throw CancellationError() }
+        if case .fromStore = fetch.route {
+            // The newest stored posts (a later document may have come since the take began).
+            guard let stored = storedWithPosts() else { throw CancellationError() }
+            return answer(from: stored)
+        }
+        if fetch.reason == .background, held != nil {
+            let mine = await Self.shielded(parts.fetchLease)
+            try checkRunning(number)
+            if !mine {
+                setRoute(.skipped)
+                return .response(HTTPClientResponse(status: 304))
+            }
+        }
+        var joined = false
+        while true {
+            let mine = await Self.shielded(parts.loadLease.take)
+            do { try checkRunning(number) } catch {
+                if mine { await Self.shielded(parts.loadLease.release) }
+                throw error
+            }
+            if mine {
+                // Joined, then free: the holder's load ended. Its outcome is stored (or it
+                // changed nothing): answered from the stored posts, no second request.
+                if joined, let stored = storedWithPosts() {
+                    await Self.shielded(parts.loadLease.release)
+                    try checkRunning(number)
+                    return answer(from: stored)
+                }
+                setRoute(.upstream)
+                return .upstream
+            }
+            joined = true
+            setRoute(.joined)
+            if let stored = storedNewerThanHeld() {
+                return answer(from: stored)
+            }
+            try await Task.sleep(for: parts.joinPoll)
+            try checkRunning(number)
+        }
+    }
+
+    /// Answers the request with `stored`'s posts, which are then held with its fetch time.
+    private func answer(from stored: StoredPostsDocument) -> Answer {
+        setRoute(.fromStore(stored.revision))
+        takenFetchedAt = stored.fetchedAt
+        return .stored(stored)
+    }
+
+    private func checkRunning(_ number: UInt64) throws {
+        guard number == loadNumber, case .fetching = state else { throw CancellationError() }
+    }
+
+    private func setRoute(_ route: Route) {
+        guard case var .fetching(fetch) = state else { return }
+        fetch.route = route
+        state = .fetching(fetch)
+    }
+
+    /// Runs a lease call to its end even when this load is cancelled (a joined load is, when it
+    /// is answered): a PostgreSQL call cut off halfway closed its connection, and the next
+    /// lease call, failing, fetched "anyway" — a second upstream request for one refresh.
+    nonisolated static func shielded<T: Sendable>(_ call: @escaping @Sendable () async -> T) async -> T {
+        await Task { await call() }.value
+    }
+}
+
+/// The posts loader's upstream client: asks the cycle where each request goes
+/// (``PostsCycle/route()``), then sends it upstream — giving the load lease back after — or
+/// answers it as the cycle says.
+struct PostsCycleClient: HTTPClient {
+    /// The cycle, once made (the loader is made first, with this client).
+    final class Link: Sendable {
+        @MainActor weak var cycle: PostsCycle?
+    }
+
+    let link: Link
+    let upstream: any HTTPClient
+    let loadLease: PostsLoadLease
+
+    func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
+        guard let cycle = await link.cycle else { throw CancellationError() }
+        switch try await cycle.route() {
+        case let .response(response):
+            return response
+        case let .stored(document):
+            return document.answer
+        case .upstream:
+            do {
+                let response = try await upstream.send(request)
+                await PostsCycle.shielded(loadLease.release)
+                return response
+            } catch {
+                await PostsCycle.shielded(loadLease.release)
+                throw error
+            }
+        }
+    }
+}
+
+/// The cluster's `posts-load` lease: held by the one instance fetching the posts feed upstream
+/// right now, on the store's clock, for at most the upstream timeout plus a margin.
+struct PostsLoadLease: Sendable {
+    /// Takes (or renews) the lease for one fetch; true when this instance may fetch. A store
+    /// that cannot be asked answers true (fetching twice is better than not at all).
+    var take: @Sendable () async -> Bool
+    /// Lets the lease go shortly after a fetch ended: the short rest leaves time for the
+    /// outcome to be stored, so a joined load finds it when the lease is free.
+    var release: @Sendable () async -> Void
+
+    /// One instance alone: always fetch.
+    static let alone = PostsLoadLease(take: { true }, release: {})
+}
