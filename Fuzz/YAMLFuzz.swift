@@ -1,7 +1,8 @@
-// libFuzzer target over the contract's YAML reader (Sources/TidingsAPI/Contract/YAMLParser*.swift,
-// compiled with YAMLNode.swift and YAMLEmitter.swift): any bytes either read or are refused with a
-// line inside the text — never a crash, a hang or a deep recursion — and what reads, written back
-// by the emitter, reads again to the very same text.
+// libFuzzer target over the YAML the server reads and writes through Yams (Contract/YAMLParser.swift
+// with Support/YAMLRules.swift's bounds, compiled with YAMLNode.swift and YAMLEmitter.swift, linked
+// with Yams and libyaml): any bytes either read or are refused with a line inside the text — never
+// a crash, a hang or a deep recursion — and what reads, written back by the emitter, reads again to
+// the very same text.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

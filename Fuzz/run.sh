@@ -20,25 +20,27 @@ declare -A HARNESS=(
   [body]="Fuzz/BodyFuzz.swift"
   [stream-query]="Fuzz/StreamQueryFuzz.swift Sources/TidingsAPI/Streams/ResumePoint.swift"
   [forwarded]="Fuzz/ForwardedFuzz.swift"
-  [yaml]="Fuzz/YAMLFuzz.swift Sources/TidingsAPI/Contract/YAMLParser.swift Sources/TidingsAPI/Contract/YAMLParser+Rows.swift Sources/TidingsAPI/Contract/YAMLParser+Scalars.swift Sources/TidingsAPI/Contract/YAMLNode.swift Sources/TidingsAPI/Contract/YAMLEmitter.swift"
+  [yaml]="Fuzz/YAMLFuzz.swift Sources/TidingsAPI/Contract/YAMLParser.swift Sources/TidingsAPI/Contract/YAMLNode.swift Sources/TidingsAPI/Contract/YAMLEmitter.swift Sources/TidingsAPI/Support/YAMLRules.swift"
   [framing]="Fuzz/FramingFuzz.swift Tests/EventHTTPTests/Support/FramingDriver.swift"
   [upstream-head]="Fuzz/UpstreamHeadFuzz.swift Sources/TidingsAPI/Posts/Upstream/CurlReceiver.swift Sources/TidingsAPI/Posts/Upstream/UpstreamOrigin.swift"
 )
 TARGETS=(body stream-query forwarded yaml framing upstream-head)
 
-objects() { for target in "$@"; do ls "$D/$target.build/"*.o; done; }
+objects() { for target in "$@"; do find "$D/$target.build" -maxdepth 2 -name "*.o" | sort; done; }  # C targets keep theirs in src/
 link() { # name, harness files...
   local name=$1; shift
   swiftc -sanitize=fuzzer -parse-as-library -Onone -g -swift-version 6 \
     -I "$D/Modules" -I Sources/CLibevent -I Sources/CZlib -I Sources/CBrotli \
     -Xcc -fmodule-map-file="$D/COpenCombineHelpers.build/module.modulemap" \
     -Xcc -I.build/checkouts/OpenCombine/Sources/COpenCombineHelpers/include \
-    "$@" $(objects EventHTTP Observing TidingsModel HTTPTypes OpenCombine COpenCombineHelpers Logging) \
+    -Xcc -fmodule-map-file="$BUILD/checkouts/Yams/Sources/CYaml/include/module.modulemap" \
+    "$@" $(objects EventHTTP Observing TidingsModel HTTPTypes OpenCombine COpenCombineHelpers Logging Yams CYaml) \
     -levent -levent_pthreads -lz -lbrotlienc -lbrotlidec -lstdc++ -o "$BUILD/$name"
 }
 build() {
   swift build --build-path "$BUILD" --sanitize=fuzzer --target TidingsModel
   swift build --build-path "$BUILD" --sanitize=fuzzer --target EventHTTP
+  swift build --build-path "$BUILD" --sanitize=fuzzer --target Yams  # the yaml target reads through Yams
   local name
   # shellcheck disable=SC2086
   for name in "${TARGETS[@]}"; do link "$name-fuzzer" ${HARNESS[$name]}; done

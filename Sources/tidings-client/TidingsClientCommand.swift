@@ -11,7 +11,7 @@ struct TidingsClientCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tidings-client",
         abstract: "Read, write and watch the preferences of a Tidings server.",
-        subcommands: [Get.self, Set.self, Watch.self, History.self, Rollback.self])
+        subcommands: [Get.self, Set.self, Watch.self, History.self, Rollback.self, Export.self, Apply.self])
 
     /// `tidings-client --url URL get` as well as `tidings-client get --url URL`: the server
     /// options belong to each subcommand, so they are moved after its name before parsing.

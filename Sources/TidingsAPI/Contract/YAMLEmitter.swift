@@ -1,116 +1,62 @@
-/// Writes a ``YAMLNode`` as YAML 1.2 text (also read correctly by YAML 1.1 parsers such as
-/// PyYAML): block style, two-space indentation; small collections of scalars on one line in flow
-/// style (`[a, b]`, `{ $ref: "#/..." }`); multi-line strings as literal blocks; a string written
-/// plain only when no parser could read it as anything else, double-quoted (JSON escapes, which
-/// YAML shares) otherwise.
+import Yams
+
+/// Writes a ``YAMLNode`` as YAML through Yams (libyaml): block style, two-space indentation;
+/// small collections of scalars on one line in flow style (`[a, b]`, `{$ref: '#/...'}`);
+/// multi-line strings as literal blocks; a string plain only when neither YAML 1.2's core schema
+/// nor YAML 1.1's (PyYAML's) would read it as another type — libyaml quotes whatever else its
+/// syntax needs. ``YAMLParser`` reads the text back to the same tree.
 enum YAMLEmitter {
-    /// Widest line a flow collection may make before it is written in block style instead.
-    static let flowWidth = 100
+    /// Widest a flow collection may be (its scalars' text) before it is written in block style.
+    static let flowWidth = 80
 
     /// The whole document, ending with a newline.
     static func document(_ root: YAMLNode) -> String {
-        var out = ""
-        switch root {
-        case let .mapping(members) where !members.isEmpty: block(root, indent: 0, into: &out)
-        case let .sequence(items) where !items.isEmpty: block(root, indent: 0, into: &out)
-        // A scalar, or `{}` / `[]` (an empty text would read as null).
-        default: out = scalar(root, inFlow: false) + "\n"
+        do {
+            return try Yams.serialize(node: node(root), indent: 2, width: -1, allowUnicode: true)
+        } catch {
+            // Scalars, sequences and mappings with string keys: libyaml writes every such tree.
+            preconditionFailure("libyaml refused a contract tree: \(error)")
         }
-        return out
     }
 
-    private static func pad(_ indent: Int) -> String { String(repeating: " ", count: indent) }
-
-    /// Writes a mapping's or sequence's entries, each on its own line(s) at `indent`.
-    private static func block(_ node: YAMLNode, indent: Int, into out: inout String) {
-        switch node {
-        case let .mapping(members):
-            for member in members {
-                out += pad(indent) + key(member.key) + ":"
-                value(member.value, indent: indent, lineStart: indent + key(member.key).count + 1, into: &out)
-            }
+    private static func node(_ tree: YAMLNode) -> Node {
+        switch tree {
+        case let .string(text): return string(text)
+        case let .integer(value): return .scalar(Node.Scalar(String(value), YAMLRules.int, .plain))
+        case let .number(value): return .scalar(Node.Scalar(number(value), YAMLRules.float, .plain))
+        case let .boolean(value): return .scalar(Node.Scalar(value ? "true" : "false", YAMLRules.bool, .plain))
+        case .null: return .scalar(Node.Scalar("null", YAMLRules.null, .plain))
         case let .sequence(items):
-            for item in items {
-                out += pad(indent) + "-"
-                if case let .mapping(members) = item, !members.isEmpty, flow(item, inFlow: false) == nil {
-                    // `- key: value` with the rest of the mapping aligned under its first key.
-                    var nested = ""
-                    block(item, indent: indent + 2, into: &nested)
-                    out += " " + nested.dropFirst(indent + 2)
-                } else {
-                    value(item, indent: indent, lineStart: indent + 1, into: &out)
-                }
-            }
-        default:
-            out += pad(indent) + scalar(node, inFlow: false) + "\n"
-        }
-    }
-
-    /// Writes what follows `key:` or `-` (already on the line, which is `lineStart` wide).
-    private static func value(_ node: YAMLNode, indent: Int, lineStart: Int, into out: inout String) {
-        switch node {
-        case .mapping, .sequence:
-            if let text = flow(node, inFlow: false), lineStart + 1 + text.count <= flowWidth {
-                out += " " + text + "\n"
-            } else {
-                out += "\n"
-                block(node, indent: indent + 2, into: &out)
-            }
-        case let .string(text) where text.contains("\n"):
-            if let literal = literalBlock(text, indent: indent + 2) {
-                out += " " + literal
-            } else {
-                out += " " + quoted(text) + "\n"
-            }
-        default:
-            out += " " + scalar(node, inFlow: false) + "\n"
-        }
-    }
-
-    /// One-line flow text of a collection whose members are all scalars (or empty); nil otherwise.
-    private static func flow(_ node: YAMLNode, inFlow: Bool) -> String? {
-        switch node {
+            return .sequence(Node.Sequence(items.map(node), YAMLRules.seq, isFlow(items) ? .flow : .block))
         case let .mapping(members):
-            if members.isEmpty { return "{}" }
-            var parts: [String] = []
-            for member in members {
-                guard let text = flowScalar(member.value) else { return nil }
-                parts.append(flowKey(member.key) + ": " + text)
-            }
-            return "{ " + parts.joined(separator: ", ") + " }"
-        case let .sequence(items):
-            if items.isEmpty { return "[]" }
-            var parts: [String] = []
-            for item in items {
-                guard let text = flowScalar(item) else { return nil }
-                parts.append(text)
-            }
-            return "[" + parts.joined(separator: ", ") + "]"
-        default:
-            return nil
+            let pairs = members.map { (string($0.key), node($0.value)) }
+            return .mapping(Node.Mapping(pairs, YAMLRules.map, isFlow(members.map(\.value), keys: members.map(\.key)) ? .flow : .block))
         }
     }
 
-    private static func flowScalar(_ node: YAMLNode) -> String? {
-        switch node {
-        case .mapping, .sequence: return nil
-        case let .string(text) where text.contains("\n"): return nil
-        default: return scalar(node, inFlow: true)
+    /// Empty collections, and short ones of one-line scalars, go on one line.
+    private static func isFlow(_ items: [YAMLNode], keys: [String] = []) -> Bool {
+        var width = keys.reduce(0) { $0 + $1.count + 2 }
+        for item in items {
+            switch item {
+            case .sequence, .mapping: return false
+            case let .string(text):
+                if text.contains("\n") { return false }
+                width += text.count + 2
+            default: width += 8
+            }
         }
+        return width <= flowWidth
     }
 
-    private static func key(_ text: String) -> String { isPlain(text, inFlow: false) ? text : quoted(text) }
-    private static func flowKey(_ text: String) -> String { isPlain(text, inFlow: true) ? text : quoted(text) }
-
-    private static func scalar(_ node: YAMLNode, inFlow: Bool) -> String {
-        switch node {
-        case let .string(text): return isPlain(text, inFlow: inFlow) ? text : quoted(text)
-        case let .integer(value): return String(value)
-        case let .number(value): return number(value)
-        case let .boolean(value): return value ? "true" : "false"
-        case .null: return "null"
-        case .mapping, .sequence: return flow(node, inFlow: inFlow) ?? "null"
+    /// A string that reads back as this string: literal block for several lines, plain when
+    /// no schema types it otherwise, else double-quoted.
+    private static func string(_ text: String) -> Node {
+        if text.contains("\n"), !text.unicodeScalars.contains(where: { $0 != "\n" && YAMLRules.needsEscape($0) }),
+           !text.hasPrefix(" "), !text.hasSuffix("\n\n") {
+            return .scalar(Node.Scalar(text, YAMLRules.str, .literal))
         }
+        return .scalar(Node.Scalar(text, YAMLRules.str, YAMLRules.isPlainSafe(text) ? .any : .doubleQuoted))
     }
 
     /// A double as YAML reads it back as a float: `0.0`, `2.5`, `1.0e+16`.
@@ -128,83 +74,5 @@ enum YAMLEmitter {
             text += ".0"
         }
         return text
-    }
-
-    /// `|-` or `|` block for a multi-line string, or nil when a literal block cannot carry it
-    /// exactly (leading spaces on the first line, several trailing newlines, control characters).
-    private static func literalBlock(_ text: String, indent: Int) -> String? {
-        var body = Substring(text)
-        var indicator = "|-"
-        if body.hasSuffix("\n") {
-            body = body.dropLast()
-            indicator = "|"
-            if body.hasSuffix("\n") { return nil }
-        }
-        let lines = body.split(separator: "\n", omittingEmptySubsequences: false)
-        guard let first = lines.first, !first.hasPrefix(" "), !first.isEmpty else { return nil }
-        guard !text.unicodeScalars.contains(where: { $0 != "\n" && Self.needsEscape($0) }) else { return nil }
-        var out = indicator + "\n"
-        for line in lines {
-            out += line.isEmpty ? "\n" : pad(indent) + line + "\n"
-        }
-        return out
-    }
-
-    /// Whether `text` can be written without quotes and still read back as this very string.
-    static func isPlain(_ text: String, inFlow: Bool) -> Bool {
-        guard let first = text.unicodeScalars.first, let last = text.unicodeScalars.last else { return false }
-        if first == " " || last == " " || last == ":" { return false }
-        if "-?:,[]{}#&*!|>'\"%@`".unicodeScalars.contains(first) { return false }
-        for scalar in text.unicodeScalars {
-            // Printable ASCII and ordinary non-ASCII only; anything else is quoted.
-            if Self.needsEscape(scalar) { return false }
-            // In flow context `:` too: older parsers end a flow key at any colon.
-            if inFlow, ",[]{}:".unicodeScalars.contains(scalar) { return false }
-        }
-        if text.contains(": ") || text.contains(" #") || text.contains("\\") { return false }
-        return !looksLikeOtherType(text)
-    }
-
-    /// Words and numbers a YAML 1.1 or 1.2 parser reads as something other than a string.
-    private static func looksLikeOtherType(_ text: String) -> Bool {
-        let lower = text.lowercased()
-        let words: Set<String> = ["true", "false", "yes", "no", "on", "off", "y", "n", "null", "~", "<<", "="]
-        if words.contains(lower) { return true }
-        // Anything that starts like a number (digits, sign, dot): dates, times, sexagesimals,
-        // octals, floats. Quoting a few harmless ones ("3.1.0") is the price of never guessing wrong.
-        guard let first = text.unicodeScalars.first else { return true }
-        if "0123456789+.".unicodeScalars.contains(first) { return true }
-        return false
-    }
-
-    /// Characters YAML does not allow raw, or reads as something else: C0 and C1 controls (NEL
-    /// U+0085 is a line break to YAML 1.1), DEL, the byte-order mark, and the Unicode line and
-    /// paragraph separators (line breaks to YAML 1.1, which would fold inside a quoted scalar).
-    static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-        let value = scalar.value
-        return value < 0x20 || value == 0x7F || (value >= 0x80 && value < 0xA0)
-            || value == 0xFEFF || value == 0x2028 || value == 0x2029
-    }
-
-    /// A double-quoted scalar with JSON's escapes (a subset of YAML's).
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            default:
-                if Self.needsEscape(scalar) {
-                    let hex = String(scalar.value, radix: 16, uppercase: true)
-                    out += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
     }
 }

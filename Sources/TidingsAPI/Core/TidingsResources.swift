@@ -122,6 +122,20 @@ public final class TidingsResources {
             ThingRoutes(state: state, writes: writes, asOf: asOf).register(on: groups.resourceRoutes)
             StreamRoutes(state: state, hub: environment.streams).register(on: groups.streamRoutes)
             OFREPRoutes.register(state: state, hub: environment.streams, on: groups)
+            // Changes as code (Automation/): export, apply — per environment.
+            ExportRoutes(state: state, store: store).register(on: groups.resourceRoutes)
+            ApplyRoutes(state: state, writes: writes).register(on: groups.resourceRoutes)
+        }
+        // Schedules (Schedules/): durable future writes, applied by whichever instance claims
+        // them; `default`'s for now (a schedule does not record an environment yet).
+        if let schedules = store as? any ChangeStore & ScheduleStore {
+            let runner = ScheduleRunner(state: state, store: schedules, writes: writes, logger: app.logger)
+            var scheduleRoutes = ScheduleRoutes(state: state, store: schedules, runner: runner)
+            scheduleRoutes.credentials = app.credentials
+            scheduleRoutes.register(on: routes.resources)
+            runner.start()
+            // Before the writes drain: a schedule being applied finishes, no new one starts.
+            app.addShutdownTask { runner.stop() }
         }
         EnvironmentResourceRoutes(environments: environments, store: store) { [credentials = app.credentials] request, name in
             credentials.policy.mayReach(name, request: request)

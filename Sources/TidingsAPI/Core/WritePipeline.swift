@@ -114,7 +114,7 @@ final class WritePipeline {
     var onCommit: (@MainActor (_ seconds: Double, _ operations: Int) -> Void)?
 
     /// Things that would shadow a route under `/things/`.
-    private static let reservedThings: Set<String> = ["events", "history", "rollback"]
+    static let reservedThings: Set<String> = ["events", "history", "rollback"]
 
     init(state: TidingsState, store: any ChangeStore, feed: ChangeFeed) {
         self.state = state

@@ -77,12 +77,13 @@ final class Transport: Sendable {
     /// Sends one request and returns any answer (non-2xx included); throws only when no
     /// complete answer arrived.
     func send(_ method: String, _ segments: [String], query: [(String, String)] = [],
-              headers: [String: String] = [:], json: Data? = nil) async throws(TidingsClientError) -> TidingsResponse {
+              headers: [String: String] = [:], json: Data? = nil,
+              contentType: String = "application/json") async throws(TidingsClientError) -> TidingsResponse {
         var request = request(url(segments, query: query), method: method)
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let json {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
             request.httpBody = json
         }
         let task = session.dataTask(with: request)
@@ -101,8 +102,9 @@ final class Transport: Sendable {
 
     /// Sends one request and throws the typed error for any non-2xx answer.
     func expectSuccess(_ method: String, _ segments: [String], query: [(String, String)] = [],
-                       headers: [String: String] = [:], json: Data? = nil) async throws(TidingsClientError) -> TidingsResponse {
-        let response = try await send(method, segments, query: query, headers: headers, json: json)
+                       headers: [String: String] = [:], json: Data? = nil,
+                       contentType: String = "application/json") async throws(TidingsClientError) -> TidingsResponse {
+        let response = try await send(method, segments, query: query, headers: headers, json: json, contentType: contentType)
         guard (200..<300).contains(response.status) else {
             throw TidingsClientError(status: response.status, problem: Problem.from(status: response.status, body: response.body))
         }

@@ -43,14 +43,9 @@ final class ServedContractRoutesTests: XCTestCase {
             XCTAssertTrue(reply.text.contains("\n    PreferenceValue.\(key):"), key)
         }
         XCTAssertFalse(reply.text.contains("\n  /preferences/{key}"))
-        XCTAssertTrue(reply.text.contains("""
-                PreferenceValue.age:
-                  type: integer
-                  minimum: -9223372036854775808
-                  maximum: 9223372036854775807
-                  default: 5
-            """))
-        XCTAssertTrue(reply.text.contains("    PreferenceValue.speed: { type: number, default: 0.0 }\n"))
+        XCTAssertTrue(reply.text.contains(
+            "    PreferenceValue.age: {type: integer, minimum: -9223372036854775808, maximum: 9223372036854775807, default: 5}\n"))
+        XCTAssertTrue(reply.text.contains("    PreferenceValue.speed: {type: number, default: 0.0}\n"))
     }
 
     func test_a_preferences_file_changes_the_served_contract_accordingly() throws {
@@ -72,8 +67,8 @@ final class ServedContractRoutesTests: XCTestCase {
                   default: 5
             """), yaml)
         XCTAssertTrue(yaml.contains("    PreferenceValue.theme:\n      type: string\n      maxLength: 65536\n      enum: [dark, light]\n      default: dark\n"), yaml)
-        XCTAssertTrue(yaml.contains("    PreferenceValue.ratio: { type: number, minimum: 0.0, maximum: 1.0, default: 0.5 }\n"))
-        XCTAssertTrue(yaml.contains("    PreferenceValue.nickname: { type: string, maxLength: 12, default: \"\" }\n"))
+        XCTAssertTrue(yaml.contains("    PreferenceValue.ratio: {type: number, minimum: 0.0, maximum: 1.0, default: 0.5}\n"), yaml)
+        XCTAssertTrue(yaml.contains("    PreferenceValue.nickname: {type: string, maxLength: 12, default: \"\"}\n"), yaml)
         // The PATCH body lists every key, `null` among an enum's values (it resets the key).
         XCTAssertTrue(yaml.contains("""
                     theme:

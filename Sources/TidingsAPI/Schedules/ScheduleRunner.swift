@@ -1,0 +1,163 @@
+import EventHTTP
+import Foundation
+import HTTPTypes
+import Logging
+import TidingsStore
+
+/// Applies schedules when they fall due (API.md "Changes as code"), on every instance: it
+/// claims due schedules in the store (one instance gets each), checks each again against the
+/// declarations, applies it as one ordinary write through the write pipeline — actor its
+/// creator, reason its own or `scheduled <id>` — and records `applied` with the revision, or
+/// `failed` with why. It wakes at the earliest pending `at` (and at least every second, for
+/// schedules another instance made), so a schedule is applied within a second of its time.
+///
+/// A schedule that fell due before this instance started, or more than ``lateAfter`` ago, is
+/// applied with `late: true`: it was due while no instance could apply it.
+///
+/// Main-actor bound (the event loop).
+@MainActor
+final class ScheduleRunner {
+    private let state: TidingsState
+    private let store: any ChangeStore & ScheduleStore
+    private let writes: WritePipeline
+    private let logger: Logger
+    let limits: ScheduleLimits
+    /// This instance, as the holder of its claims.
+    private let holder = UUID().uuidString
+    private let startedAt = ScheduleClock.now
+    private var timer: Task<Void, Never>?
+    private var running = false
+    private var checkAgain = false
+    private var stopped = false
+
+    /// How long a claim lasts: an instance that dies holding one leaves it to the next after this.
+    static let leaseMicroseconds: Int64 = 60_000_000
+    /// Applied later than this after its time: late.
+    static let lateAfter: Int64 = 5_000_000
+    /// The longest wait between two looks at the store.
+    static let pollMicroseconds: Int64 = 1_000_000
+
+    init(state: TidingsState, store: any ChangeStore & ScheduleStore, writes: WritePipeline,
+         limits: ScheduleLimits = ScheduleLimits(), logger: Logger) {
+        self.state = state
+        self.store = store
+        self.writes = writes
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// Starts looking (at once: schedules due while every instance was down apply now).
+    func start() { check() }
+
+    /// Stops for good (shutdown). A claim this instance holds expires and is taken by another.
+    func stop() {
+        stopped = true
+        timer?.cancel()
+        timer = nil
+    }
+
+    /// Looks at the store now (a schedule was made or cancelled here).
+    func check() {
+        guard !stopped else { return }
+        if running {
+            checkAgain = true
+            return
+        }
+        running = true
+        timer?.cancel()
+        timer = nil
+        Task { @MainActor in
+            var next: Int64?
+            repeat {
+                checkAgain = false
+                next = await applyDue()
+            } while checkAgain && !stopped
+            running = false
+            arm(next)
+        }
+    }
+
+    private func arm(_ next: Int64?) {
+        guard !stopped else { return }
+        let now = ScheduleClock.now
+        let wait = max(0, min(next.map { $0 - now } ?? Self.pollMicroseconds, Self.pollMicroseconds))
+        timer = Task { @MainActor [weak self] in
+            try? await Task.sleep(for: .microseconds(wait))
+            guard !Task.isCancelled else { return }
+            self?.check()
+        }
+    }
+
+    /// Claims and applies what is due; returns the earliest pending `at` left.
+    private func applyDue() async -> Int64? {
+        do {
+            while !stopped {
+                let now = ScheduleClock.now
+                let due = try await store.claimDueSchedules(now: now, holder: holder, leaseMicroseconds: Self.leaseMicroseconds, limit: 16)
+                if due.isEmpty { break }
+                var settled = true
+                for schedule in due where !stopped { settled = await apply(schedule) && settled }
+                // One left pending (the store or history could not be reached): next look, not now.
+                if !settled { return ScheduleClock.now + Self.pollMicroseconds }
+            }
+            return try await store.nextScheduleTime()
+        } catch {
+            logger.warning("cannot read the schedules; trying again", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Applies one claimed schedule; false if it was left pending to be tried again.
+    private func apply(_ schedule: StoredSchedule) async -> Bool {
+        let late = schedule.at < startedAt || ScheduleClock.now - schedule.at > Self.lateAfter
+        guard let work = ScheduleWork.stored(schedule.body) else {
+            await finish(schedule, .failed, revision: nil, detail: "The stored schedule cannot be read.", late: late)
+            return true
+        }
+        let operations: [RollbackOperation]
+        switch await SchedulePlanner.operations(work, state: state, store: store) {
+        case let .success(planned): operations = planned
+        case let .failure(problem) where problem.status == .serviceUnavailable:
+            // The history could not be read now: leave it pending for the next look.
+            try? await store.releaseSchedule(id: schedule.id, holder: holder)
+            return false
+        case let .failure(problem):
+            await finish(schedule, .failed, revision: nil, detail: ScheduleProblems.detail(problem), late: late)
+            return true
+        }
+        let author = WriteAuthor(actor: schedule.createdBy, reason: work.reason ?? "scheduled \(schedule.id)")
+        let result = await withCheckedContinuation { continuation in
+            writes.submit(.rollback(operations, ifRevision: nil), author: author) { continuation.resume(returning: $0) }
+        }
+        switch result {
+        case let .success(.rolledBack(changes)):
+            logger.info("schedule applied", metadata: ["id": "\(schedule.id)", "changes": "\(changes.count)", "late": "\(late)"])
+            await finish(schedule, .applied, revision: changes.last?.revision ?? state.revision, detail: nil, late: late)
+        case .failure(.storeFailed):
+            // Not stored: leave it pending, to be tried again at the next look.
+            try? await store.releaseSchedule(id: schedule.id, holder: holder)
+            return false
+        case let .failure(failure):
+            await finish(schedule, .failed, revision: nil, detail: ScheduleProblems.detail(Problems.forWrite(failure)), late: late)
+        case .success:
+            await finish(schedule, .applied, revision: state.revision, detail: nil, late: late)
+        }
+        return true
+    }
+
+    private func finish(_ schedule: StoredSchedule, _ outcome: StoredSchedule.State, revision: UInt64?, detail: String?, late: Bool) async {
+        do {
+            let finished = try await store.finishSchedule(id: schedule.id, holder: holder, state: outcome, revision: revision, detail: detail,
+                                                          late: late, now: ScheduleClock.now, limits: limits)
+            if !finished { logger.warning("schedule was taken by another instance before it was finished", metadata: ["id": "\(schedule.id)"]) }
+            if outcome == .failed { logger.warning("schedule failed", metadata: ["id": "\(schedule.id)", "detail": "\(detail ?? "")"]) }
+        } catch {
+            logger.error("cannot record a schedule's outcome", metadata: ["id": "\(schedule.id)", "error": "\(error)"])
+        }
+    }
+}
+
+/// Wall-clock microseconds since 1970 (schedules are for a time of day, not a duration).
+enum ScheduleClock {
+    static var now: Int64 { Int64((Date().timeIntervalSince1970 * 1_000_000).rounded(.down)) }
+}
