@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
-import TidingsAPI
+@testable import TidingsAPI
 import TidingsTesting
 
 /// openapi.yaml "Preferences", object preferences (`type: object`), in-process: validated on PUT and
@@ -156,23 +156,19 @@ final class ObjectPreferenceRoutesTests: XCTestCase {
     }
 
     func test_the_contract_describes_each_object_key_and_the_schema_round_trips() throws {
-        let yaml = try server.get("/openapi.yaml").text
-        XCTAssertTrue(yaml.contains("""
-                PreferenceValue.theme:
-                  type: object
-                  properties:
-                    color:
-                      type: string
-                      maxLength: 65536
-                      enum: [red, blue]
-            """), yaml)
-        XCTAssertTrue(yaml.contains("      required: [color]\n      additionalProperties: false\n"), yaml)
-        XCTAssertTrue(yaml.contains("""
-                PreferenceValue.extras:
-                  type: object
-                  properties: {}
-                  additionalProperties: { $ref: "#/components/schemas/PreferenceValue" }
-            """), yaml)
+        // Read as a tree (the emitter's spelling of flow mappings is not the point).
+        let contract = try YAMLParser.parse(server.get("/openapi.yaml").text)
+        let schemas = try XCTUnwrap(contract["components"]?["schemas"])
+        let theme = try XCTUnwrap(schemas["PreferenceValue.theme"])
+        XCTAssertEqual(theme["type"], .string("object"))
+        XCTAssertEqual(theme["properties"]?["color"], .map([("type", .string("string")), ("maxLength", .integer(65536)),
+                                                           ("enum", .strings(["red", "blue"]))]))
+        XCTAssertEqual(theme["required"], .strings(["color"]))
+        XCTAssertEqual(theme["additionalProperties"], .boolean(false))
+        let extras = try XCTUnwrap(schemas["PreferenceValue.extras"])
+        XCTAssertEqual(extras["type"], .string("object"))
+        XCTAssertEqual(extras["properties"], .mapping([]))
+        XCTAssertEqual(extras["additionalProperties"], .ref("#/components/schemas/PreferenceValue"))
         let schema = try server.get("/preferences/schema")
         XCTAssertEqual(assertJSON(schema)["theme"]?["properties"]?["layout"]?["required"], ["dense"])
         XCTAssertEqual(schema.value?["extras"]?["additionalProperties"], true)
