@@ -8,7 +8,8 @@ TEST_APT_PACKAGES := postgresql nginx prometheus
 BIN_RELEASE := .build/release/tidings
 # Every Python package a suite uses, pinned where the suite pins it.
 TEST_PIP := selenium==4.38.0 pytest pyyaml "openapi-spec-validator>=0.7" openfeature-sdk==0.10.0 \
-  openfeature-provider-ofrep==0.3.0 redbot==2.7.1 httpx-sse==0.4.3 httpx "schemathesis>=4.32,<5"
+  openfeature-provider-ofrep==0.3.0 redbot==2.7.1 httpx-sse==0.4.3 httpx "schemathesis>=4.32,<5" \
+  standardwebhooks==1.1.0
 
 .PHONY: run test build release deps bench clean lint contract-test ofrep-test http-test
 
@@ -56,7 +57,7 @@ test-tools:
 	  echo "installing: chromium chromium-driver nodejs"; \
 	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver nodejs) || exit 1; \
 	fi
-	@if ! python3 -c 'import sys, pytest, yaml, selenium, openapi_spec_validator, httpx, httpx_sse; from importlib.metadata import version as v; sys.exit(selenium.__version__ != "4.38.0" or v("openfeature-sdk") != "0.10.0" or v("openfeature-provider-ofrep") != "0.3.0" or v("redbot") != "2.7.1" or v("httpx-sse") != "0.4.3" or not v("schemathesis").startswith("4."))' 2>/dev/null; then \
+	@if ! python3 -c 'import sys, pytest, yaml, selenium, openapi_spec_validator, httpx, httpx_sse, standardwebhooks; from importlib.metadata import version as v; sys.exit(selenium.__version__ != "4.38.0" or v("openfeature-sdk") != "0.10.0" or v("openfeature-provider-ofrep") != "0.3.0" or v("redbot") != "2.7.1" or v("httpx-sse") != "0.4.3" or not v("schemathesis").startswith("4.") or v("standardwebhooks") != "1.1.0")' 2>/dev/null; then \
 	  echo "installing: $(TEST_PIP)"; \
 	  python3 -m pip install -q $(TEST_PIP) \
 	    || python3 -m pip install -q --break-system-packages $(TEST_PIP) || exit 1; \

@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
         .package(url: "https://github.com/vapor/postgres-nio.git", exact: "1.33.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
+        // HMAC-SHA256 of webhook signatures and the SHA-256 of `--tokens` digests.
+        .package(url: "https://github.com/apple/swift-crypto.git", exact: "3.12.3"),
     ],
     targets: [
         // C: libevent (+ its pthreads glue) through pkg-config; one shim header.
@@ -97,6 +99,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             // The dashboard's HTML, CSS and JavaScript and the sample feed, read at start-up from
             // the bundle SwiftPM puts next to the executable (the Dockerfile copies it there too).

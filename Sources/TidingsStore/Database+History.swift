@@ -21,10 +21,21 @@ extension Database {
         return state
     }
 
-    /// Writes a checkpoint of the current state as revision `revision` (inside the commit).
+    /// Writes a checkpoint of the current state as revision `revision` (inside the commit),
+    /// unless the change rows since the previous one hold fewer bytes than it would: then an
+    /// as-of read replays those rows for less than reading the checkpoint costs, and a large
+    /// state changed by small writes does not fill the disk with copies of itself. What a
+    /// checkpoint holds counts against `--history-bytes` like the rows (``HistoryCheckpoints``).
     func writeCheckpoint(revision: UInt64) throws {
+        let json = try currentCheckpointState().json
+        let previous = try Int64.fetchOne(cachedStatement(sql: "SELECT MAX(revision) FROM checkpoint")) ?? 0
+        let since = try Int64.fetchOne(cachedStatement(sql: "SELECT COALESCE(SUM(bytes), 0) FROM change WHERE revision > ?"),
+                                       arguments: [previous]) ?? 0
+        let size = Int64(json.utf8.count)
+        guard since >= size else { return }
         try cachedStatement(sql: "INSERT OR REPLACE INTO checkpoint (revision, state) VALUES (?, ?)")
-            .execute(arguments: [Int64(revision), try currentCheckpointState().json])
+            .execute(arguments: [Int64(revision), json])
+        try cachedStatement(sql: "UPDATE meta SET historyBytes = historyBytes + ? WHERE id = 1").execute(arguments: [size])
     }
 
     /// The history base: the state just before the oldest retained change row.
@@ -94,6 +105,8 @@ extension Database {
         }
         guard let last else { return }
         try cachedStatement(sql: "DELETE FROM change WHERE revision <= ?").execute(arguments: [last])
+        removedBytes += try Int64.fetchOne(cachedStatement(sql: "SELECT COALESCE(SUM(LENGTH(CAST(state AS BLOB))), 0) FROM checkpoint WHERE revision <= ?"),
+                                           arguments: [last]) ?? 0
         try cachedStatement(sql: "DELETE FROM checkpoint WHERE revision <= ?").execute(arguments: [last])
         baseRevision = max(baseRevision, UInt64(last))
         try cachedStatement(sql: "INSERT OR REPLACE INTO history_base (id, revision, state) VALUES (1, ?, ?)")
@@ -197,7 +210,15 @@ extension Database {
             order = "ASC"
         }
         arguments.append(query.limit)
-        let sql = "SELECT \(Self.changeColumns) FROM change WHERE \(conditions.joined(separator: " AND ")) ORDER BY revision \(order) LIMIT ?"
+        let filter = conditions.joined(separator: " AND ")
+        // First only the candidates' sizes, to find where the byte bound ends the page; then the
+        // records of that page alone (one read transaction, so both see the same rows).
+        let sizes = try Row.fetchAll(self, sql: "SELECT revision, bytes FROM change WHERE \(filter) ORDER BY revision \(order) LIMIT ?",
+                                     arguments: StatementArguments(arguments))
+        let kept = query.kept(sizes.map { $0["bytes"] })
+        guard kept > 0 else { return [] }
+        arguments[arguments.count - 1] = kept
+        let sql = "SELECT \(Self.changeColumns) FROM change WHERE \(filter) ORDER BY revision \(order) LIMIT ?"
         return try Row.fetchAll(self, sql: sql, arguments: StatementArguments(arguments)).map(Self.change)
     }
 }

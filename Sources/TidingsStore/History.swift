@@ -22,15 +22,33 @@ public struct HistoryQuery: Sendable, Hashable {
     public var keys: [String]?
     /// Reading oldest first: only revisions below this one too (a window `after < r < below`).
     public var below: UInt64?
+    /// Stop after the record that brings the page's summed ``Change/byteCount`` to this many
+    /// bytes (nil: no bound). The store reads only each candidate's revision and size before
+    /// it has decided where the page ends, so a page costs about this many bytes of memory and
+    /// of reading whatever `limit` says. A page cut this way sums to at least `maxBytes`.
+    public var maxBytes: Int?
 
     public init(direction: Direction, limit: Int, preferences: Bool = true, things: Bool = true, keys: [String]? = nil,
-                below: UInt64? = nil) {
+                below: UInt64? = nil, maxBytes: Int? = nil) {
         self.direction = direction
         self.limit = limit
         self.preferences = preferences
         self.things = things
         self.keys = keys
         self.below = below
+        self.maxBytes = maxBytes
+    }
+
+    /// How many of `sizes` (the candidates' byte counts, in page order) the page keeps: each
+    /// one whose predecessors sum to less than ``maxBytes``.
+    func kept(_ sizes: [Int]) -> Int {
+        guard let maxBytes else { return sizes.count }
+        var total = 0
+        for (index, size) in sizes.enumerated() {
+            if total >= maxBytes { return index }
+            total += size
+        }
+        return sizes.count
     }
 }
 

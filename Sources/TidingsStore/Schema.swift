@@ -117,6 +117,7 @@ enum Schema {
             try db.execute(sql: "ALTER TABLE meta ADD COLUMN identity TEXT")
             try db.execute(sql: "UPDATE meta SET identity = ? WHERE id = 1", arguments: [UUID().uuidString.lowercased()])
         }
+        WebhookSchema.register(in: &migrator)
         return migrator
     }
 }

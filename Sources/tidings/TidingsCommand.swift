@@ -63,6 +63,10 @@ struct TidingsCommand: ParsableCommand {
     var maxStreams: Int?
     @Option(name: .customLong("stream-padding"), help: "Bytes of comment sent first on every event stream, for proxies that hold the first bytes (0-8192, default 0). Env: TIDINGS_STREAM_PADDING")
     var streamPadding: Int?
+    @Option(name: .customLong("webhooks"), help: "JSON file of webhooks [{\"name\", \"url\", \"secret\": \"whsec_...\", \"topics\"?, \"keys\"?, \"environments\"?}], reloaded on SIGHUP. Env: TIDINGS_WEBHOOKS")
+    var webhooksFile: String?
+    @Flag(name: .customLong("webhook-allow-private"), help: "Deliver webhooks to loopback, private and link-local addresses too. Env: TIDINGS_WEBHOOK_ALLOW_PRIVATE=true")
+    var webhookAllowPrivate = false
     @Option(name: .customLong("log-level"), help: "trace|debug|info|notice|warning|error|critical (default info). Env: TIDINGS_LOG_LEVEL")
     var logLevel: String?
 
@@ -119,6 +123,16 @@ struct TidingsCommand: ParsableCommand {
             configuration.maxStreams = try number(nil as Int?, "MAX_STREAMS", 0)
         }
         configuration.streamPadding = try number(streamPadding, "STREAM_PADDING", configuration.streamPadding)
+        configuration.webhooksFile = webhooksFile ?? env("WEBHOOKS")
+        if webhookAllowPrivate {
+            configuration.webhookAllowPrivate = true
+        } else if let text = env("WEBHOOK_ALLOW_PRIVATE") {
+            switch text.lowercased() {
+            case "1", "true", "yes": configuration.webhookAllowPrivate = true
+            case "0", "false", "no": configuration.webhookAllowPrivate = false
+            default: throw ValidationError("TIDINGS_WEBHOOK_ALLOW_PRIVATE='\(text)' must be true or false.")
+            }
+        }
 
         do {
             _ = try TrustedProxies(configuration.trustedProxies)

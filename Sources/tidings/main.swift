@@ -82,8 +82,9 @@ if ProcessInfo.processInfo.environment["TIDINGS_TEST_STALL_ON_SIGUSR1"] == "1" {
 // SIGHUP: reload the --tokens file (a bad one keeps the credentials in force, logged).
 loop.onSignal(SIGHUP) {
     MainActor.assumeIsolated {
-        logger.info("received SIGHUP: reloading credentials")
+        logger.info("received SIGHUP: reloading credentials and webhooks")
         app.reloadCredentials()
+        app.reloadWebhooks()
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import XCTest
 @testable import TidingsStore
 
@@ -65,6 +66,35 @@ final class PostgresHistoryTests: PostgresTestCase {
         write.expectedGlobalRevisions = [model.revision]
         let accepted = try await store.commit(write)
         XCTAssertEqual(accepted.map(\.revision), [model.revision + 1])
+    }
+
+    /// As on SQLite: checkpoints count against `history_bytes` with the rows, and one is written
+    /// only once the rows since the last hold at least its bytes.
+    func testCheckpointsCountAgainstTheHistoryBytes() async throws {
+        let url = try makeDatabase()
+        let bound = 120_000
+        let store = try await makeStore(url, limits: ChangeStoreLimits(historyBytes: bound, keepCount: 10, keepBytes: 1_000))
+        _ = try await store.commit([set("big", "\"" + String(repeating: "q", count: 45_000) + "\"")])
+        // Batches of seven writes: the same revisions with fewer round trips.
+        for n in 0..<500 {
+            _ = try await store.commit(StoreWrite((1...7).map { set("n\($0)", "\(n * 7 + $0)") }))
+        }
+        let database = String(url.split(separator: "/").last!)
+        let answer = try cluster().psql("""
+            SELECT (SELECT COALESCE(sum(bytes), 0) FROM change) || ' ' ||
+                   (SELECT COALESCE(sum(octet_length(state::text)), 0) FROM checkpoint) || ' ' ||
+                   (SELECT history_bytes FROM meta WHERE id = 1)
+            """, database: database)
+        let numbers = answer.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int($0) }
+        XCTAssertEqual(numbers.count, 3, answer)
+        XCTAssertLessThanOrEqual(numbers[0] + numbers[1], bound, "rows \(numbers[0]) + checkpoints \(numbers[1])")
+        XCTAssertEqual(numbers[2], numbers[0] + numbers[1], "the running total is what the tables hold")
+        let retained = try await store.history(HistoryQuery(direction: .oldestFirst(after: 0), limit: 1_000))
+        let oldest = try XCTUnwrap(retained.first?.revision)
+        for revision in stride(from: oldest - 1, through: 3_501, by: 97) {
+            let state = try await store.state(asOf: .revision(revision))
+            XCTAssertEqual(state.preferences["big"]?.json?.utf8.count, 45_002, "as of \(revision)")
+        }
     }
 }
 

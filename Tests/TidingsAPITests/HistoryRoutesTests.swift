@@ -127,6 +127,34 @@ final class HistoryRoutesTests: XCTestCase {
         XCTAssertEqual((records[0]["reason"] as? String)?.count, 256)
     }
 
+    func testAReasonWithFormatCharactersOrSeparatorsIsRefused() async throws {
+        // Each would make an audit viewer show other text than what is recorded: a bidi
+        // override or isolate reorders it, zero-width characters hide it, separators split it.
+        for scalar in ["\u{202D}", "\u{2067}", "\u{200B}", "\u{2060}", "\u{FEFF}", "\u{2029}", "\u{2028}"] {
+            let refused = try await send(.put, "/preferences/age", headers: [.tidingsReason: "fix\(scalar)tnemyolped"],
+                                         body: #"{"value": 9}"#)
+            XCTAssertEqual(refused.status, .unprocessableContent, "U+\(String(scalar.unicodeScalars.first!.value, radix: 16))")
+        }
+        // Letters and marks of any script stay welcome.
+        let fits = try await send(.put, "/preferences/age", headers: [.tidingsReason: "שינוי ¡olé! 変更"], body: #"{"value": 9}"#)
+        XCTAssertEqual(fits.status, .ok)
+        let (records, _, _) = try await changes("/history")
+        XCTAssertEqual(records.map { $0["reason"] as? String }, ["שינוי ¡olé! 変更"])
+    }
+
+    func testAWriteIsRecordedUnderTheCredentialItsAccessCheckUsedEvenIfTheFileIsReloadedMeanwhile() async throws {
+        // A list big enough to be checked off the loop: the reload lands while it is.
+        let list = (0..<6_000).map { "\"thing-\($0)-\(String(repeating: "x", count: 40))\"" }.joined(separator: ",")
+        let answer = Task { @MainActor in try await self.send(.put, "/things", token: "bot-secret", body: #"{"things": ["# + list + "]}") }
+        for _ in 0..<3 { await Task.yield() }
+        try writeTokens([["name": "renamed-bot", "role": "write", "token": "bot-secret"]])
+        XCTAssertTrue(app.reloadCredentials())
+        let response = try await answer.value
+        XCTAssertEqual(response.status, .ok)
+        let (records, _, _) = try await changes("/history")
+        XCTAssertEqual(records.first?["actor"] as? String, "deploy-bot")
+    }
+
     func testPagesReadBothWaysAcrossTheirBoundaries() async throws {
         for n in 1...7 { _ = try await send(.put, "/preferences/numberOfItems", body: #"{"value": \#(n)}"#) }
         var seen: [Int] = []
@@ -303,10 +331,17 @@ final class HistoryRoutesTests: XCTestCase {
             (#"[{"name": "a", "role": "read", "token": "t", "sha256": "00"}]"#, "exactly one"),
             (#"[{"name": "a", "role": "read", "sha256": "zz"}]"#, "64 hex"),
             (#"[{"name": "a", "role": "read", "token": "t"}, {"name": "a", "role": "write", "token": "u"}]"#, "more than once"),
+            // One token under two names, whatever the roles: the actor would depend on the order.
+            (#"[{"name": "intern", "role": "read", "token": "t"}, {"name": "admin", "role": "write", "token": "t"}]"#, "same token"),
+            // ... also when one entry gives it as its digest.
+            (#"[{"name": "b", "role": "write", "token": "t"}, {"name": "c", "role": "read", "sha256": "\#(SHA256.hex(SHA256.hash(Array("t".utf8))))"}]"#,
+             "same token"),
+            // ... or when it is the server's own --api-token.
+            (#"[{"name": "d", "role": "read", "token": "server-token"}]"#, "--api-token"),
         ]
         for (text, expected) in bad {
             do {
-                _ = try TokensFile.parse(Data(text.utf8), path: "tokens.json")
+                _ = try TokensFile.parse(Data(text.utf8), path: "tokens.json", serverTokens: ["server-token"])
                 XCTFail("accepted \(text)")
             } catch {
                 XCTAssertTrue(error.description.contains(expected), "\(error.description) should say \(expected)")

@@ -115,6 +115,35 @@ final class HistoryStoreTests: XCTestCase {
         await store.close()
     }
 
+    /// `--history-bytes` bounds everything the history keeps: the checkpoints of the whole
+    /// state count with the rows, and a large state changed by small writes is not copied every
+    /// thousand revisions (a checkpoint is written only once the rows since the last one hold
+    /// at least its bytes).
+    func testCheckpointsCountAgainstTheHistoryBytesAndAsOfStillReadsEveryRetainedRevision() async throws {
+        let directory = try makeTemporaryDirectory(self)
+        let bound = 120_000
+        let store = try SQLiteStore(directory: directory, limits: ChangeStoreLimits(historyBytes: bound, keepCount: 10, keepBytes: 1_000))
+        _ = try await store.commit([.setPreference(key: "big", json: "\"" + String(repeating: "q", count: 45_000) + "\"")])
+        // Writes of seven keys: the same revisions in fewer commits.
+        for n in 0..<500 { _ = try await store.commit((1...7).map { .setPreference(key: "n\($0)", json: "\(n * 7 + $0)") }) }
+        let queue = try DatabaseQueue(path: directory.appendingPathComponent(SQLiteStore.fileName).path)
+        let (rows, checkpoints, counted) = try await queue.read { db in
+            (try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM change")!,
+             try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(LENGTH(CAST(state AS BLOB))), 0) FROM checkpoint")!,
+             try Int.fetchOne(db, sql: "SELECT historyBytes FROM meta WHERE id = 1")!)
+        }
+        XCTAssertLessThanOrEqual(rows + checkpoints, bound, "rows \(rows) + checkpoints \(checkpoints)")
+        XCTAssertEqual(counted, rows + checkpoints, "the running total is what the tables hold")
+        // Whatever was kept, every retained revision still reads as of itself.
+        let retained = try await store.history(HistoryQuery(direction: .oldestFirst(after: 0), limit: 1_000))
+        let oldest = try XCTUnwrap(retained.first?.revision)
+        for revision in stride(from: oldest - 1, through: 3_501, by: 97) {
+            let state = try await store.state(asOf: .revision(revision))
+            XCTAssertEqual(state.preferences["big"]?.json?.utf8.count, 45_002, "as of \(revision)")
+        }
+        await store.close()
+    }
+
     func testRetentionByAgeOnAMovedClockKeepsTheNewestWindow() async throws {
         let clock = MovableClock()
         let limits = ChangeStoreLimits(historyAge: .seconds(86_400), keepCount: 2, keepBytes: 1 << 20)

@@ -20,8 +20,9 @@ public import HTTPTypes
 ///    `304`; without `If-None-Match`, `If-Modified-Since` not older than `Last-Modified` → `304`.
 ///    A `304` keeps the `200`'s fields (validator, `Cache-Control`, `Vary`) but no body.
 /// 6. The body is compressed — once per representation: compressions of tagged answers are
-///    kept by target and tag (bounded), so fixed answers (the contract, the page) and answers
-///    reused per revision are compressed once, and `HEAD` gets the same `Content-Length`.
+///    kept by path, tag and media type (bounded; see ``representationKey(_:tag:contentType:)``),
+///    so fixed answers (the contract, the page) and answers reused per revision are compressed
+///    once, whatever query parameters a client adds, and `HEAD` gets the same `Content-Length`.
 ///
 /// `HEAD` runs the `GET` handler, so it passes through the same steps and carries the same
 /// fields. `conditionalPostRoutes` names routes whose `POST` is a read answered with a
@@ -89,7 +90,7 @@ public final class HTTPCaching: Middleware {
                     response = answer
                     return
                 }
-                if let coding { compress(&response, coding, key: request.target + "\u{0}" + tag) }
+                if let coding { compress(&response, coding, key: Self.representationKey(request, tag: tag, contentType: fields.contentType)) }
                 return
             }
         }
@@ -97,6 +98,14 @@ public final class HTTPCaching: Middleware {
     }
 
     static let noCacheAndVary = [noCacheField, varyField]
+
+    /// What names one compressed representation: the path (not the target: a query parameter
+    /// the route does not read must not make every request a new compression), its tag (which
+    /// carries the coding, and either the revision the resource was read at or a hash of the
+    /// content), and its media type (one tag may be served as JSON and as YAML).
+    static func representationKey(_ request: Request, tag: String, contentType: String?) -> String {
+        request.path + "\u{0}" + tag + "\u{0}" + (contentType ?? "")
+    }
 
     /// The fields of an answer this middleware reads, found in one pass.
     struct ResponseFields {

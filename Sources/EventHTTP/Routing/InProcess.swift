@@ -16,15 +16,13 @@ public enum InProcessAnswer: Sendable {
     }
 }
 
-/// The exchange of one in-process request: records the routed request and the first answer.
-/// Loop-thread (main-thread) confined like the router; `@unchecked Sendable` only so a
-/// `Responder` can be `Sendable`: the confinement is checked in `answer` (a main-queue
-/// precondition), the one member another thread could reach.
-final class InProcessExchange: @unchecked Sendable {
+/// The exchange of one in-process request, the `ResponseSink` the responder writes to when the
+/// router runs in-process: records the first answer. Loop-thread (main-thread) confined like
+/// the router: every member checks it (a main-queue precondition).
+final class InProcessExchange: ResponseSink {
     let router: Router
     /// The request as it arrived (the responder keeps it as routed).
     let request: Request
-    var conflates = false
     private(set) var isCompleted = false
     private var continuation: CheckedContinuation<InProcessAnswer, Never>?
 
@@ -33,6 +31,14 @@ final class InProcessExchange: @unchecked Sendable {
         self.request = request
         self.continuation = continuation
     }
+
+    /// In-process handlers answer on the main thread (directly or through the main actor); an
+    /// answer from elsewhere would race the router's state, and `answer` says so.
+    func onLoop(_ body: @escaping @Sendable () -> Void) { body() }
+
+    func checkConfined(_ what: String) { dispatchPrecondition(condition: .onQueue(.main)) }
+
+    func answer(_ response: Response, to request: Request) { answer(.response(response), request: request) }
 
     /// Records the first answer; `request` is the request as routed (the middleware sees it so).
     func answer(_ answer: InProcessAnswer, request: Request) {
@@ -55,7 +61,8 @@ final class InProcessExchange: @unchecked Sendable {
     /// The route starts an event stream: answered with the stream's head (after the
     /// middleware, as a socket would get it), its body recorded from the `retry:` line on.
     /// A HEAD gets the head and no stream, as over a socket.
-    func startEventStream(retryMilliseconds: Int?, conflate: Bool, request routed: Request) -> EventStream? {
+    func startEventStream(for routed: Request, retryMilliseconds: Int?, conflate: Bool,
+                          keyOf: (([UInt8]) -> String?)?) -> EventStream? {
         dispatchPrecondition(condition: .onQueue(.main))
         guard !isCompleted else { return nil }
         var head = Response(status: .ok, headers: EventStream.headHeaders)
@@ -69,7 +76,7 @@ final class InProcessExchange: @unchecked Sendable {
         let server = router.owner
         let retryMilliseconds = server?.jitteredRetry(around: retryMilliseconds) ?? retryMilliseconds ?? 3_000
         let recorder = InProcessStream(head: head, retryMilliseconds: retryMilliseconds,
-                                       conflates: conflate || conflates, router: router)
+                                       conflates: conflate, router: router)
         let stream = EventStream(recording: recorder, server: server)
         recorder.stream = stream
         router.inProcessStreams[ObjectIdentifier(recorder)] = recorder
@@ -98,7 +105,7 @@ extension Router {
     public func respond(to request: Request, bodyLimit: Int = .max) async -> InProcessAnswer {
         await withCheckedContinuation { continuation in
             let exchange = InProcessExchange(router: self, request: request, continuation: continuation)
-            let responder = Responder(inProcess: exchange)
+            let responder = Responder(sink: exchange, request: request)
             guard request.hasWellFormedQuery else {
                 return responder.send(.problem(status: .badRequest, detail: "The query string has a broken percent-escape or is not UTF-8."))
             }

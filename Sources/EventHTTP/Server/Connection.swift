@@ -6,10 +6,10 @@ typealias RawRequest = UnsafeMutablePointer<evhttp_request>
 
 /// What the server knows about one client connection (`evhttp_connection`). Loop-thread
 /// confined. evhttp handles one request at a time per connection, so there is at most one
-/// current exchange (its `Responder`).
+/// current exchange.
 final class Connection {
     let evcon: OpaquePointer
-    var current: Responder?
+    var current: ConnectionExchange?
 
     init(evcon: OpaquePointer) { self.evcon = evcon }
 

@@ -201,7 +201,7 @@ final class ConnectionGuard {
         var left = count
         while left > 0 {
             let piece = min(left, Self.zeros.count)
-            Self.zeros.withUnsafeBytes { zeros in
+            _ = Self.zeros.withUnsafeBytes { zeros in
                 syscall("evbuffer_add", tolerating: "out of memory: the connection times out instead") {
                     evbuffer_add(destination, zeros.baseAddress, piece)
                 }

@@ -47,8 +47,9 @@ extension HTTPServer {
             request.clientAddress = connectionGuard.isTrustedProxy
                 ? configuration.trustedProxies.client(peer: peer, headers: request.headers) : peer
         }
-        let responder = Responder(server: self, connection: connection, rawRequest: raw, request: request)
-        connection.current = responder
+        let exchange = ConnectionExchange(server: self, connection: connection, rawRequest: raw)
+        let responder = Responder(sink: exchange, request: request)
+        connection.current = exchange
         inFlight += 1
         if let problem = HostField.problem(version: Self.version(of: raw), headers: request.headers) {
             responder.send(.problem(status: .badRequest, detail: problem))

@@ -111,8 +111,10 @@ extension HTTPServer {
     /// the loop polled, so the batched `epoll_ctl` removals (see `EventLoop`) reached the kernel
     /// while the descriptor still named the socket — the socket is moved to a new descriptor
     /// for the worker and a placeholder takes its old number, which evhttp then closes.
-    func handOffStream(_ responder: Responder, connection: Connection, raw: RawRequest, head: Response,
-                       retryMilliseconds: Int, client: String?, conflate: Bool, keyOf: (([UInt8]) -> String?)?) -> EventStream? {
+    func handOffStream(_ exchange: ConnectionExchange, request: Request, raw: RawRequest, head: Response,
+                       retryMilliseconds: Int, conflate: Bool, keyOf: (([UInt8]) -> String?)?) -> EventStream? {
+        let connection = exchange.connection
+        let client = request.clientAddress
         guard let dispatch, let bev = connection.bufferevent, bufferevent_getfd(bev) >= 0 else { return nil }
         // The connection's bufferevent may be a filter over the socket's own (a guard that
         // checks request framing, say): handle the whole chain, the socket's level first.
@@ -159,7 +161,7 @@ extension HTTPServer {
         loop.schedule(after: 0) { [weak self] in
             guard let self else { return }
             moveSocket(of: connection, chain: chain, to: remote, worker: workerIndex) {
-                responder.refuseAfterHandOff(raw, self)
+                exchange.refuseAfterHandOff(raw, request: request)
             }
         }
         return stream

@@ -22,7 +22,7 @@ final class Credentials {
         var named: [NamedCredential] = []
         if let path = configuration.tokensFile {
             do {
-                named = try TokensFile.load(path: path)
+                named = try TokensFile.load(path: path, serverTokens: configuration.apiTokens + [configuration.readToken].compactMap { $0 })
             } catch {
                 throw StartupError(description: error.description)
             }
@@ -35,7 +35,7 @@ final class Credentials {
     func reload() -> Bool {
         guard let path = tokensFile else { return false }
         do {
-            let named = try TokensFile.load(path: path)
+            let named = try TokensFile.load(path: path, serverTokens: apiTokens + [readToken].compactMap { $0 })
             policy = AccessPolicy(apiTokens: apiTokens, readToken: readToken, named: named)
             logger.notice("reloaded --tokens file", metadata: ["path": "\(path)", "credentials": "\(named.count)"])
             return true

@@ -50,7 +50,9 @@ enum TokensFile {
     /// A tokens file larger than this is refused (it holds credentials, not data).
     static let maxBytes = 1 << 20
 
-    static func load(path: String) throws(Invalid) -> [NamedCredential] {
+    /// Reads and checks the file; `serverTokens` are `--api-token` and `--read-token`, which no
+    /// entry may repeat.
+    static func load(path: String, serverTokens: [String] = []) throws(Invalid) -> [NamedCredential] {
         let data: Data
         do {
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
@@ -63,10 +65,10 @@ enum TokensFile {
         } catch {
             throw Invalid(description: "cannot read --tokens file \(path): \(error.localizedDescription)")
         }
-        return try parse(data, path: path)
+        return try parse(data, path: path, serverTokens: serverTokens)
     }
 
-    static func parse(_ data: Data, path: String) throws(Invalid) -> [NamedCredential] {
+    static func parse(_ data: Data, path: String, serverTokens: [String] = []) throws(Invalid) -> [NamedCredential] {
         func invalid(_ detail: String) -> Invalid { Invalid(description: "invalid --tokens file \(path): \(detail)") }
         let json: Any
         do { json = try JSONSerialization.jsonObject(with: data) } catch {
@@ -106,6 +108,32 @@ enum TokensFile {
             }
             credentials.append(NamedCredential(name: name, role: role, secret: secret))
         }
+        try refuseSharedSecrets(credentials, serverTokens: serverTokens, invalid: invalid)
         return credentials
+    }
+
+    /// A token that two entries share (as a token or as its digest, under any names and roles),
+    /// or that repeats `--api-token` or `--read-token`, would make the recorded actor depend on
+    /// the order of the file rather than on who wrote: the file is refused.
+    private static func refuseSharedSecrets(_ credentials: [NamedCredential], serverTokens: [String],
+                                            invalid: (String) -> Invalid) throws(Invalid) {
+        func digest(_ secret: NamedCredential.Secret) -> [UInt8] {
+            switch secret {
+            case let .token(bytes): SHA256.hash(bytes)
+            case let .sha256(bytes): bytes
+            }
+        }
+        let server = Set(serverTokens.filter { !$0.isEmpty }.map { SHA256.hash(Array($0.utf8)) })
+        var seen: [[UInt8]: String] = [:]
+        for credential in credentials {
+            let key = digest(credential.secret)
+            if server.contains(key) {
+                throw invalid("\(credential.name): its token is also --api-token or --read-token; every credential needs its own token")
+            }
+            if let first = seen[key] {
+                throw invalid("\(first) and \(credential.name) have the same token; every credential needs its own token")
+            }
+            seen[key] = credential.name
+        }
     }
 }

@@ -100,6 +100,13 @@ public final class TidingsApplication {
         credentials.reload()
     }
 
+    /// SIGHUP: reads the `--webhooks` file again (a bad file keeps the hooks in force and logs
+    /// why). True when the new set is in force.
+    @discardableResult
+    public func reloadWebhooks() -> Bool {
+        resources.webhooks.reload()
+    }
+
     /// Binds and starts serving; returns the bound port. `/readyz` stays 503 until `markReady()`.
     public func start() throws -> Int {
         try server.start()

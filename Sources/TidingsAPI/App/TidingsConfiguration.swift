@@ -58,6 +58,11 @@ public struct TidingsConfiguration: Sendable, Equatable {
     public var streamPadding = 0
     /// `--log-level`: trace, debug, info, notice, warning, error, critical.
     public var logLevel = "info"
+    /// `--webhooks`: a JSON file of webhooks (`[{"name", "url", "secret", "topics"?, "keys"?,
+    /// "environments"?}]`), reloaded on SIGHUP.
+    public var webhooksFile: String?
+    /// `--webhook-allow-private`: webhooks may be delivered to loopback, private and link-local addresses.
+    public var webhookAllowPrivate = false
 
     public init() {}
 

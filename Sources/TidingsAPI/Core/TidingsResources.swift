@@ -22,6 +22,8 @@ public final class TidingsResources {
     let feed: ChangeFeed
     let writes: WritePipeline
     let streams: StreamHub
+    /// `--webhooks`: the hooks and their delivery workers (Webhooks/).
+    let webhooks: Webhooks
 
     /// Opens the store (`--database-url`, or SQLite under `--data-dir`), loads it and its
     /// replay history, and registers every route. Blocks the calling thread for the loads
@@ -106,6 +108,12 @@ public final class TidingsResources {
         posts.reportFetches { TidingsMetrics.shared.recordUpstreamFetch(outcome: $0) }
         try SampleFeedRoutes(feed: SampleFeed.load()).register(on: routes.resources)
         app.addShutdownTask { posts.shutdown() }
+
+        // Webhooks: a durable outbox cursor per hook over the change table, one lease per hook.
+        webhooks = try Webhooks(configuration: configuration, store: store, state: state, feed: feed, logger: app.logger)
+        WebhookRoutes(webhooks: webhooks).register(on: routes.resources)
+        webhooks.start()
+        app.addShutdownTask { [webhooks] in await webhooks.stop() }
 
         app.addShutdownTask { [writes, store, feed] in
             await writes.drain()

@@ -37,7 +37,21 @@ struct WriteAuthor: Sendable, Equatable {
         guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0 == "\u{FFFD}" }) else {
             throw .invalidReason("Tidings-Reason must be UTF-8 text without control characters.")
         }
+        guard !text.unicodeScalars.contains(where: isInvisibleOrReordering) else {
+            throw .invalidReason("Tidings-Reason may not contain format characters (bidirectional controls, zero-width characters) or line and paragraph separators.")
+        }
         return text
+    }
+
+    /// Characters an audit viewer would not show as they are: format characters (Unicode's Cf:
+    /// the bidirectional overrides and isolates, zero-width spaces and joiners, the byte-order
+    /// mark, ...) reorder or hide text, and the line and paragraph separators (Zl, Zp) break a
+    /// one-line reason into several.
+    static func isInvisibleOrReordering(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .format, .lineSeparator, .paragraphSeparator: true
+        default: false
+        }
     }
 }
 

@@ -83,7 +83,8 @@ struct HistoryPageRequest: Equatable {
     }
 
     var storeQuery: HistoryQuery {
-        HistoryQuery(direction: direction, limit: limit + 1, preferences: preferences, things: things, keys: keys, below: below)
+        HistoryQuery(direction: direction, limit: limit + 1, preferences: preferences, things: things, keys: keys, below: below,
+                     maxBytes: Self.maxPageBytes)
     }
 
     /// The URL of the page after the one that ended at `revision`.

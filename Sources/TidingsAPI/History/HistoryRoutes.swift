@@ -52,7 +52,9 @@ struct HistoryRoutes {
         var records: [String] = []
         var bytes = 0
         var last: UInt64?
-        var more = changes.count > page.limit
+        // The store ends a page early once its records pass the byte bound (their sizes then
+        // sum to at least the bound): more may follow.
+        var more = changes.count > page.limit || changes.reduce(0, { $0 + $1.byteCount }) >= HistoryPageRequest.maxPageBytes
         for change in changes.prefix(page.limit) {
             guard let record = HistoryRecord.json(change, preferences: preferences) else { continue }
             if !records.isEmpty, bytes + record.utf8.count + 1 > HistoryPageRequest.maxPageBytes {

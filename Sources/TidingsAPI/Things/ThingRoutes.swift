@@ -51,6 +51,12 @@ struct ThingRoutes {
             }
         }
         router.put("/things") { request, responder in
+            // Named now, with the credentials the access check just used: a SIGHUP while the
+            // list is checked off the loop must not change who the write is recorded under.
+            let author: WriteAuthor
+            do throws(WriteFailure) { author = try WriteAuthor(request, credentials: writes.credentials) } catch {
+                throw Problems.forWrite(error)
+            }
             // Decoding and normalising up to 10,000 things is work for the pool, not the loop.
             let textCase = state.textCase
             request.process(responder, { () throws(ProblemDetails) -> [String] in
@@ -64,7 +70,7 @@ struct ThingRoutes {
                     throw Problems.forWrite(.thing(error))
                 }
             }) { list in
-                writes.submit(.replaceThings(list, normalized: true), from: request) { result in
+                writes.submit(.replaceThings(list, normalized: true), author: author) { result in
                     switch result {
                     case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
                     case .success: responder.send(listResponse())

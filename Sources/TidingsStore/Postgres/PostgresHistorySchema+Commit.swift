@@ -16,6 +16,7 @@ extension PostgresHistorySchema {
             err_state text; err_msg text; err_detail text;
             oldest bigint; oldest_at bigint; cnt bigint; age_cut bigint;
             base_rev bigint; base jsonb; folded jsonb; lr bigint; lv text; la bigint;
+            cp jsonb; cp_bytes bigint; since bigint; freed bigint;
         BEGIN
             SELECT m.revision, m.things_revision, m.history_bytes, m.last_at INTO rev, things_rev, hist_bytes, last_at
                 FROM meta m WHERE m.id = 1 FOR UPDATE;
@@ -47,9 +48,18 @@ extension PostgresHistorySchema {
                 results := results || res;
             END LOOP;
             IF rev > first_rev THEN
+                -- A checkpoint only when the rows since the previous one hold at least its
+                -- bytes (else replaying them is the cheaper read); its bytes count as history.
                 IF rev / checkpoint_every > first_rev / checkpoint_every THEN
-                    INSERT INTO checkpoint (revision, state) VALUES (rev, tidings_state_v1(at, things_rev))
-                        ON CONFLICT (revision) DO UPDATE SET state = excluded.state;
+                    cp := tidings_state_v1(at, things_rev);
+                    cp_bytes := octet_length(cp::text);
+                    SELECT COALESCE(sum(c.bytes), 0) INTO since FROM change c
+                     WHERE c.revision > COALESCE((SELECT max(k.revision) FROM checkpoint k), 0);
+                    IF since >= cp_bytes THEN
+                        INSERT INTO checkpoint (revision, state) VALUES (rev, cp)
+                            ON CONFLICT (revision) DO UPDATE SET state = excluded.state;
+                        hist_bytes := hist_bytes + cp_bytes;
+                    END IF;
                 END IF;
                 SELECT min(c.revision) INTO oldest FROM change c;
                 IF oldest IS NOT NULL THEN
@@ -90,6 +100,8 @@ extension PostgresHistorySchema {
                             INSERT INTO history_base (id, revision, state) VALUES (1, GREATEST(base_rev, cutoff), base)
                                 ON CONFLICT (id) DO UPDATE SET revision = excluded.revision, state = excluded.state;
                             DELETE FROM change c WHERE c.revision <= cutoff;
+                            SELECT COALESCE(sum(octet_length(k.state::text)), 0) INTO freed FROM checkpoint k WHERE k.revision <= cutoff;
+                            hist_bytes := hist_bytes - freed;
                             DELETE FROM checkpoint k WHERE k.revision <= cutoff;
                         END IF;
                     END IF;

@@ -32,6 +32,10 @@ enum PostgresMigration {
                     ON CONFLICT (id) DO UPDATE SET version = excluded.version
                     """, logger: logger)
             }
+            // Tables kept beside the numbered schema (each statement idempotent).
+            for statement in PostgresWebhookSchema.statements {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
         } catch {
             _ = try? await connection.query("SELECT pg_advisory_unlock(\(key))", logger: logger)
             throw error

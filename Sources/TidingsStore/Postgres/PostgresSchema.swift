@@ -3,7 +3,8 @@
 /// Version 1 created the tables; version 2 (re)creates the functions (one write per
 /// `tidings_apply_v1` call, no subtransaction unless needed); version 3 is the history
 /// (``PostgresHistorySchema``); version 4 gives the database its identity (`meta.identity`, a
-/// random UUID written once, so an instance notices a re-created or replaced database). A build refuses a database whose
+/// random UUID written once, so an instance notices a re-created or replaced database); version 5
+/// counts checkpoints against the history's bytes (`tidings_commit_v2` replaced in place). A build refuses a database whose
 /// version is newer than its own, so an older build never runs against functions it does not
 /// know.
 ///
@@ -20,7 +21,7 @@
 ///   ``PostgresBatch``).
 enum PostgresSchema {
     /// The version this build creates and understands.
-    static let version = 4
+    static let version = 5
     /// Taken around migrations, so instances starting together migrate one at a time.
     static let migrationLockKey: Int64 = 0x7469_6469_6E67_7331  // "tidings1"
     /// The LISTEN/NOTIFY channel every commit notifies with its last revision.

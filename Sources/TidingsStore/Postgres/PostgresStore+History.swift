@@ -11,26 +11,43 @@ extension PostgresStore {
         let keys = query.keys ?? []
         let things = query.things
         let limit = Int64(query.limit)
+        // Where the byte bound ends the page is decided on the candidates' sizes alone (the
+        // `page` CTE reads no values); only the records kept are read whole.
+        let maxBytes = Int64(clamping: query.maxBytes ?? Int.max)
         let rows = try await withConnection(reader) { [logger] connection in
             switch query.direction {
             case let .newestFirst(before):
                 let below = Int64(clamping: before ?? UInt64(Int64.max))
                 return try await connection.query("""
-                    SELECT c.revision, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before FROM change c
-                     WHERE ((\(prefs) AND c.kind = 'preference' AND (\(anyKey) OR c.subject = ANY(\(keys))))
-                            OR (\(things) AND c.kind = 'things'))
-                       AND c.revision < \(below)
-                     ORDER BY c.revision DESC LIMIT \(limit)
+                    WITH page AS (
+                        SELECT c.revision, c.bytes FROM change c
+                         WHERE ((\(prefs) AND c.kind = 'preference' AND (\(anyKey) OR c.subject = ANY(\(keys))))
+                                OR (\(things) AND c.kind = 'things'))
+                           AND c.revision < \(below)
+                         ORDER BY c.revision DESC LIMIT \(limit)),
+                    kept AS (
+                        SELECT p.revision FROM (SELECT revision, SUM(bytes) OVER (ORDER BY revision DESC) - bytes AS preceding FROM page) p
+                         WHERE p.preceding < \(maxBytes))
+                    SELECT c.revision, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before
+                      FROM change c JOIN kept k ON k.revision = c.revision
+                     ORDER BY c.revision DESC
                     """, logger: logger).collect()
             case let .oldestFirst(after):
                 let above = Int64(clamping: after)
                 let below = Int64(clamping: query.below ?? UInt64(Int64.max))
                 return try await connection.query("""
-                    SELECT c.revision, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before FROM change c
-                     WHERE ((\(prefs) AND c.kind = 'preference' AND (\(anyKey) OR c.subject = ANY(\(keys))))
-                            OR (\(things) AND c.kind = 'things'))
-                       AND c.revision > \(above) AND c.revision < \(below)
-                     ORDER BY c.revision ASC LIMIT \(limit)
+                    WITH page AS (
+                        SELECT c.revision, c.bytes FROM change c
+                         WHERE ((\(prefs) AND c.kind = 'preference' AND (\(anyKey) OR c.subject = ANY(\(keys))))
+                                OR (\(things) AND c.kind = 'things'))
+                           AND c.revision > \(above) AND c.revision < \(below)
+                         ORDER BY c.revision ASC LIMIT \(limit)),
+                    kept AS (
+                        SELECT p.revision FROM (SELECT revision, SUM(bytes) OVER (ORDER BY revision ASC) - bytes AS preceding FROM page) p
+                         WHERE p.preceding < \(maxBytes))
+                    SELECT c.revision, c.kind, c.op, c.subject, c.value, c.at, c.actor, c.reason, c.before
+                      FROM change c JOIN kept k ON k.revision = c.revision
+                     ORDER BY c.revision ASC
                     """, logger: logger).collect()
             }
         }

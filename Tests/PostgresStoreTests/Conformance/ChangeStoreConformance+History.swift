@@ -105,6 +105,48 @@ extension ChangeStoreConformance {
         XCTAssertEqual(recent, [])
     }
 
+    /// A page bounded by bytes stops after the record that brings it to the bound, whatever
+    /// `limit` says, both ways; walking pages reads every record once (no quadratic re-reads).
+    static func historyPagesAreBoundedByBytes(_ maker: some ChangeStoreMaker) async throws {
+        let store = try await maker.freshStore()
+        // Records of about 20 KB (value and the value it replaced), and small ones between.
+        var committed: [Change] = []
+        for n in 1...24 {
+            let value = n % 3 == 0 ? "\(n)" : "\"" + String(repeating: Character(UnicodeScalar(UInt8(97 + n % 26))), count: 10_000) + "\""
+            committed += try await store.commit([set("k\(n % 2)", value)])
+        }
+        let bound = 50_000
+        func expectedCount(_ records: ArraySlice<Change>) -> Int {
+            var total = 0
+            for (index, change) in records.enumerated() {
+                if total >= bound { return index }
+                total += change.byteCount
+            }
+            return records.count
+        }
+        let newest = try await store.history(HistoryQuery(direction: .newestFirst(before: nil), limit: 1_000, maxBytes: bound))
+        let reversed = ArraySlice(committed.reversed())
+        XCTAssertEqual(newest.map(\.revision), reversed.prefix(expectedCount(reversed)).map(\.revision))
+        XCTAssertLessThan(newest.count, committed.count, "the bound cut the page")
+        XCTAssertGreaterThanOrEqual(newest.reduce(0) { $0 + $1.byteCount }, bound)
+        XCTAssertLessThan(newest.dropLast().reduce(0) { $0 + $1.byteCount }, bound, "it stops at the record that reaches the bound")
+        // Walking forwards by pages reads each record exactly once.
+        var walked: [UInt64] = []
+        var after: UInt64 = 0
+        while true {
+            let page = try await store.history(HistoryQuery(direction: .oldestFirst(after: after), limit: 1_000, maxBytes: bound))
+            guard let last = page.last else { break }
+            XCTAssertEqual(page.map(\.revision), Array(committed.filter { $0.revision > after }.map(\.revision)
+                .prefix(expectedCount(ArraySlice(committed.filter { $0.revision > after })))))
+            walked += page.map(\.revision)
+            after = last.revision
+        }
+        XCTAssertEqual(walked, committed.map(\.revision))
+        // A record bigger than the bound alone is a page of its own.
+        let one = try await store.history(HistoryQuery(direction: .newestFirst(before: nil), limit: 10, maxBytes: 100))
+        XCTAssertEqual(one.map(\.revision), [committed.last!.revision])
+    }
+
     /// Records say who and why (per write), what they replaced, and when (never earlier than
     /// the record before); pages read both ways; as-of reads the state at a revision.
     static func historyRecordsAgree(_ maker: some ChangeStoreMaker) async throws {

@@ -23,6 +23,7 @@ final class PostgresConformanceTests: PostgresTestCase, ChangeStoreMaker {
     func testPruningKeepsTheReplayFloor() async throws { try await ChangeStoreConformance.pruningKeepsTheReplayFloor(self) }
     func testRecentChangesAreBoundedByCountAndBytes() async throws { try await ChangeStoreConformance.recentChangesAreBoundedByCountAndBytes(self) }
     func testHistoryRecordsAgree() async throws { try await ChangeStoreConformance.historyRecordsAgree(self) }
+    func testHistoryPagesAreBoundedByBytes() async throws { try await ChangeStoreConformance.historyPagesAreBoundedByBytes(self) }
     func testInstancesShareOneHistory() async throws { try await ChangeStoreConformance.instancesShareOneHistory(self) }
     func testTheDoorbellRingsForAnotherInstancesCommit() async throws { try await ChangeStoreConformance.theDoorbellRingsForAnotherInstancesCommit(self) }
     func testAClosedStoreRefusesCommits() async throws { try await ChangeStoreConformance.aClosedStoreRefusesCommits(self) }

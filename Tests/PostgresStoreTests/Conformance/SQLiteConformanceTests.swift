@@ -32,6 +32,7 @@ final class SQLiteConformanceTests: XCTestCase, ChangeStoreMaker {
     func testPruningKeepsTheReplayFloor() async throws { try await ChangeStoreConformance.pruningKeepsTheReplayFloor(self) }
     func testRecentChangesAreBoundedByCountAndBytes() async throws { try await ChangeStoreConformance.recentChangesAreBoundedByCountAndBytes(self) }
     func testHistoryRecordsAgree() async throws { try await ChangeStoreConformance.historyRecordsAgree(self) }
+    func testHistoryPagesAreBoundedByBytes() async throws { try await ChangeStoreConformance.historyPagesAreBoundedByBytes(self) }
     func testInstancesShareOneHistory() async throws { try await ChangeStoreConformance.instancesShareOneHistory(self) }
     func testTheDoorbellRingsForAnotherInstancesCommit() async throws { try await ChangeStoreConformance.theDoorbellRingsForAnotherInstancesCommit(self) }
     func testAClosedStoreRefusesCommits() async throws { try await ChangeStoreConformance.aClosedStoreRefusesCommits(self) }

@@ -45,6 +45,30 @@ final class CachingRoutesTests: XCTestCase {
         }
     }
 
+    func test_a_representation_is_compressed_once_whatever_query_parameters_a_client_adds() throws {
+        XCTAssertEqual(try server.request("PUT", "/preferences/name", json: ["value": String(repeating: "tidings ", count: 400)]).status, 200)
+        func compressions() throws -> Double {
+            let text = try server.get("/metrics").text
+            let line = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("tidings_http_compressions_total ") })
+            return try XCTUnwrap(Double(line.split(separator: " ")[1]))
+        }
+        let before = try compressions()
+        var bodies: Set<[UInt8]> = []
+        for n in 1...6 {
+            for coding in ["gzip", "br"] {
+                let reply = try server.get("/preferences?ignored=\(n)&cachebuster=\(n * 7)", headers: ["Accept-Encoding": coding])
+                XCTAssertEqual(reply.header("Content-Encoding"), coding)
+                bodies.insert(reply.body)
+            }
+        }
+        XCTAssertEqual(try compressions() - before, 2, "one gzip and one br compression for the one representation")
+        XCTAssertEqual(bodies.count, 2)
+        // A new revision is a new representation.
+        XCTAssertEqual(try server.request("PUT", "/preferences/age", json: ["value": 41]).status, 200)
+        XCTAssertEqual(try server.get("/preferences?ignored=1", headers: ["Accept-Encoding": "gzip"]).header("Content-Encoding"), "gzip")
+        XCTAssertEqual(try compressions() - before, 3)
+    }
+
     func test_small_answers_are_not_compressed_and_q_values_are_honoured() throws {
         for route in ["/healthz", "/preferences/age", "/things"] {
             let reply = try server.get(route, headers: ["Accept-Encoding": "gzip"])

@@ -30,9 +30,14 @@ final class CurlTransfer: Sendable {
     }
 
     private let request: HTTPClientRequest
+    /// What it does beyond the feed's GET (webhooks: a POST, no redirects, an address rule).
+    private let exchange: CurlExchange
     private let control = Mutex(Control())
 
-    init(_ request: HTTPClientRequest) { self.request = request }
+    init(_ request: HTTPClientRequest, exchange: CurlExchange = .feed) {
+        self.request = request
+        self.exchange = exchange
+    }
 
     /// Runs the transfer on a new thread and calls `finish` there with its outcome.
     func start(_ finish: @escaping @Sendable (Outcome) -> Void) {
@@ -58,10 +63,13 @@ final class CurlTransfer: Sendable {
         defer { errors.deallocate() }
         let fields = Self.fieldList(request.headers)
         defer { curl_slist_free_all(fields) }
-        return withExtendedLifetime(receiver) { run(receiver: receiver, errors: errors, fields: fields) }
+        let addressGuard = exchange.addressRule.map { CurlAddressGuard(rule: $0) }
+        return withExtendedLifetime((receiver, addressGuard)) {
+            run(receiver: receiver, addressGuard: addressGuard, errors: errors, fields: fields)
+        }
     }
 
-    private func run(receiver: CurlReceiver, errors: UnsafeMutablePointer<CChar>,
+    private func run(receiver: CurlReceiver, addressGuard: CurlAddressGuard?, errors: UnsafeMutablePointer<CChar>,
                      fields: UnsafeMutablePointer<curl_slist>?) -> Outcome {
         guard let multi = curl_multi_init() else { return .failure(.connectionFailed("libcurl could not start a transfer")) }
         defer { curl_multi_cleanup(multi) }
@@ -75,6 +83,7 @@ final class CurlTransfer: Sendable {
         guard registered else { return .failure(.cancelled) }
         defer { control.withLock { $0.multi = nil } }
         configure(easy, receiver: receiver, fields: fields, errors: errors)
+        exchange.configure(easy, addressGuard: addressGuard)
 
         let deadline = request.deadline ?? ContinuousClock.now + request.timeout
         let origin = Origin(request.url)
@@ -88,7 +97,12 @@ final class CurlTransfer: Sendable {
             tidings_curl_set_string(easy, CURLOPT_URL, url.absoluteString)
             tidings_curl_set_long(easy, CURLOPT_TIMEOUT_MS, milliseconds)
             guard let code = perform(easy, multi) else { return .failure(.cancelled) }
+            if exchange.keepsStatusOfLongReply, receiver.status >= 200,
+               receiver.failure.map({ if case .bodyTooLarge = $0 { true } else { false } }) ?? (code == CURLE_FILESIZE_EXCEEDED) {
+                return .success(HTTPClientResponse(status: receiver.status, headers: receiver.headers, body: Data()))
+            }
             if let failure = receiver.failure { return .failure(failure) }
+            if code != CURLE_OK, let refusal = addressGuard?.refusal { return .failure(.refused(refusal)) }
             if code == CURLE_FILESIZE_EXCEEDED, let limit = request.maxBodyBytes {
                 return .failure(.bodyTooLarge(limit: limit))   // an announced length over the limit
             }
@@ -97,7 +111,7 @@ final class CurlTransfer: Sendable {
             }
             var status = 0
             tidings_curl_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
-            guard receiver.isRedirect, let location = receiver.headers["location"] else {
+            guard exchange.followsRedirects, receiver.isRedirect, let location = receiver.headers["location"] else {
                 return .success(HTTPClientResponse(status: status, headers: receiver.headers, body: receiver.body))
             }
             guard hop < Self.maxRedirects else { return .failure(.refused("it redirected more than \(Self.maxRedirects) times")) }
