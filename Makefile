@@ -171,6 +171,7 @@ bench-deps: deps
 bench: bench-deps test-deps
 	Benchmarks/run.sh
 	Benchmarks/instances.sh
+	Benchmarks/webhooks.sh
 
 # libFuzzer over request framing, body decoding/validation and stream query/resume parsing
 # (Fuzz/run.sh; `make test` runs each target for a minute). FUZZ_SECONDS per target.

@@ -38,7 +38,7 @@ public final class SQLiteStore: ChangeStore {
     /// on the queue it runs on, so one asked after the close fails with `StoreError.closed` instead
     /// of reaching a closed SQLite handle (a crash: seen when a stream's catch-up read outlived a
     /// server stopped in-process).
-    let isClosed = Atomic<Bool>(false)
+    private let isClosed = Atomic<Bool>(false)
 
     /// Opens (creating the directory and file if missing) and migrates the store.
     ///

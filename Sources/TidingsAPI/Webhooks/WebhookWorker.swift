@@ -45,6 +45,10 @@ final class WebhookWorker {
     private var sleepNumber = 0
     private var timer: Task<Void, Never>?
     private let pageSize = 256
+    /// Records after the cursor read ahead (one page of the history), oldest first.
+    private var buffered: ArraySlice<Change> = []
+    /// Whether that page was full (more may follow it in the store).
+    private var bufferedWholePage = false
 
     init(definition: WebhookDefinition, context: WebhookContext) {
         self.definition = definition
@@ -62,6 +66,7 @@ final class WebhookWorker {
     /// A reloaded file changed this hook (its URL, secret or coverage): used from the next attempt.
     func update(_ definition: WebhookDefinition) {
         self.definition = definition
+        buffered = []
         wake(reread: true)
     }
 
@@ -130,37 +135,32 @@ final class WebhookWorker {
             return min(.milliseconds(next - now), context.timing.standby)
         }
 
-        // The next record the hook covers; those it does not are passed over.
-        let page: [Change]
-        do {
-            page = try await context.store.changes(after: row.cursor, limit: pageSize)
-        } catch let StoreError.changesPruned(oldest) {
-            let lost = oldest - 1 - row.cursor
-            row.lastError = "\(lost) change records were dropped by the history's retention before they were delivered"
-            row.cursor = oldest - 1
-            context.logger.error("webhook \(name): \(row.lastError!)")
-            try await save(row)
-            return .zero
+        // The next record the hook covers, from the page in hand or the next one read (the
+        // history's own read, off the commit path, filtered by topics and keys); records the
+        // hook does not cover (another environment, the posts document) are passed over.
+        while let first = buffered.first, first.revision <= row.cursor { buffered.removeFirst() }
+        if buffered.isEmpty {
+            let coverage = definition.coverage
+            buffered = try await context.store.history(HistoryQuery(
+                direction: .oldestFirst(after: row.cursor), limit: pageSize,
+                preferences: coverage.preferences, things: coverage.things, keys: coverage.keys))[...]
+            bufferedWholePage = buffered.count == pageSize
         }
-        var passed = row.cursor
         var next: (change: Change, body: [UInt8])?
-        for change in page {
+        while let change = buffered.first {
             if definition.covers(change, environment: context.environment(change)), let body = context.body(change) {
                 next = (change, body)
                 break
             }
-            passed = change.revision
+            buffered.removeFirst()
+            row.cursor = change.revision
         }
         guard let (change, body) = next else {
-            if passed != row.cursor {
-                row.cursor = passed
-                try await save(row)
-            }
-            guard page.count < pageSize else { return .zero }
+            if row.cursor != self.row?.cursor { try await save(row) }
+            guard !bufferedWholePage else { return .zero }
             TidingsMetrics.shared.setWebhookBacklog(hook: name, count: 0)   // all caught up
             return context.timing.standby * 5
         }
-        row.cursor = passed
 
         // The lease must outlast the attempt.
         guard try await holdsLease() else { return context.timing.standby }

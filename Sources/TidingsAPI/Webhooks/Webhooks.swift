@@ -45,8 +45,14 @@ final class Webhooks {
         } catch {
             throw StartupError(description: error.description)
         }
-        guard let outbox = store as? any WebhookOutboxStore else {
-            throw StartupError(description: "--webhooks: this store keeps no webhook outboxes")
+        let outbox: any WebhookOutboxStore
+        do {
+            guard let provider = store as? any WebhookOutboxProvider else {
+                throw StartupError(description: "--webhooks: this store keeps no webhook outboxes")
+            }
+            outbox = try provider.webhookOutbox()
+        } catch {
+            throw StartupError(description: "--webhooks: cannot open the hooks' outboxes in the store: \(error)")
         }
         // Every hook's cursor exists before the first request is served: a hook new to the store
         // starts at the revision the store is at now, so no write can slip in before it.
@@ -170,5 +176,6 @@ final class Webhooks {
         let all = Array(workers.values)
         workers = [:]
         for worker in all { await worker.stop() }
+        await context?.outbox.closeOutbox()
     }
 }

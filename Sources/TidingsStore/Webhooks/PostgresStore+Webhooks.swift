@@ -3,7 +3,13 @@ internal import PostgresNIO
 
 /// The webhook outboxes in PostgreSQL: one statement each, on the reader connection (like the
 /// leases), so a slow receiver or a busy hook never queues behind the commit lanes.
-extension PostgresStore: WebhookOutboxStore {
+extension PostgresStore: WebhookOutboxStore, WebhookOutboxProvider {
+    /// The store itself: its reader connection carries the outboxes' statements.
+    public func webhookOutbox() throws -> any WebhookOutboxStore { self }
+
+    /// Nothing of its own to close (the store closes its connections).
+    public func closeOutbox() async {}
+
     private static let columns = "name, cursor, last_delivered, state, attempts, next_attempt, last_error, failing_since"
 
     public func webhookCursors() async throws -> [WebhookCursor] {

@@ -66,6 +66,13 @@ public struct WebhookCoverage: Sendable, Hashable {
     }
 }
 
+/// A store that keeps webhook outboxes beside its change table.
+public protocol WebhookOutboxProvider: Sendable {
+    /// The outboxes, on a connection of their own where that keeps their small writes off the
+    /// commit path; ``WebhookOutboxStore/closeOutbox()`` when done.
+    func webhookOutbox() throws -> any WebhookOutboxStore
+}
+
 /// The webhook outboxes a store keeps beside its change table: one cursor row per hook.
 /// Several instances share them; which instance delivers for a hook is decided by the store's
 /// lease `webhook:<name>` (``ChangeStore/acquireLease(_:holder:duration:)``), and only the
@@ -83,4 +90,7 @@ public protocol WebhookOutboxStore: Sendable {
 
     /// How many change records after `revision` the coverage takes in (the hook's backlog).
     func countChanges(after revision: UInt64, covered coverage: WebhookCoverage) async throws -> Int
+
+    /// Closes what ``WebhookOutboxProvider/webhookOutbox()`` opened for it (idempotent).
+    func closeOutbox() async
 }
