@@ -17,7 +17,9 @@
 #   BENCH_STRICT=1           exit 1 when a goal is not met (default: only when something fails to run)
 #   BENCH_GZIP_STREAMS=10000 streams of each side of (g), gzip against identity
 #   BENCH_GZIP_VALUE=1000    bytes of English-like words in each (g2) change's value
-#   BENCH_PARTS="a b c d d2 f g g2 z p r e"  the parts to run (default: all), e.g. BENCH_PARTS="a b"
+#   BENCH_PARTS="a b c d d2 f g g2 z p r o i e"  the parts to run (default: all), e.g. BENCH_PARTS="a b"
+#                            (o: OFREP against a GET on one CPU, Benchmarks/ofrep.sh;
+#                             i: idle streams, Benchmarks/idle-streams.sh, BENCH_IDLE_SECONDS)
 #                            (p: deploy/ as shipped, nginx + two instances against one directly;
 #                             r: an instance restarted under streams, how their reconnects spread)
 set -euo pipefail
@@ -39,7 +41,7 @@ SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
 STRICT=${BENCH_STRICT:-0}
 GZIP_STREAMS=${BENCH_GZIP_STREAMS:-10000}
 GZIP_VALUE=${BENCH_GZIP_VALUE:-1000}
-PARTS=" ${BENCH_PARTS:-a b c d d2 f g g2 z p r e} "
+PARTS=" ${BENCH_PARTS:-a b c d d2 f g g2 z p r o i e} "
 # part NAME: whether BENCH_PARTS includes it
 part() { case "$PARTS" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 read -r -a TIDINGS_EXTRA <<< "${BENCH_TIDINGS_ARGS:-}"
@@ -551,6 +553,39 @@ elif python3 Benchmarks/restart-spread.py "$TIDINGS_BIN" 8000 2>&1 | sed 's/^/  
 else
     fail "restart-spread failed"
     summary "(r) restart under streams" "FAILED"
+fi
+fi
+
+# ---------- (o) OFREP evaluation against a GET, one CPU ----------
+if part o; then
+section "(o) OFREP evaluation against GET /preferences/name, Tidings on one CPU"
+if [ "$SKIP_TIDINGS" = 1 ]; then
+    note "skipped (BENCH_SKIP_TIDINGS=1)"
+elif out=$(BENCH_DURATION=$DURATION BENCH_ROUNDS=$ROUNDS Benchmarks/ofrep.sh "$TIDINGS_BIN" 2>&1); then
+    echo "$out" | sed 's/^/  /'
+    line=$(echo "$out" | grep '^RESULT' || true)
+    summary "(o) OFREP one CPU" "${line#RESULT }"
+    echo "$out" | grep -q "missed" && GOALS_MISSED=$((GOALS_MISSED + 1))
+else
+    echo "$out" | sed 's/^/  /'
+    fail "Benchmarks/ofrep.sh failed"
+    summary "(o) OFREP one CPU" "FAILED"
+fi
+fi
+
+# ---------- (i) idle streams ----------
+if part i; then
+section "(i) idle streams: CPU and memory per stream with the default heartbeat"
+if [ "$SKIP_TIDINGS" = 1 ]; then
+    note "skipped (BENCH_SKIP_TIDINGS=1)"
+elif out=$(Benchmarks/idle-streams.sh "$TIDINGS_BIN" 2>&1); then
+    echo "$out" | sed 's/^/  /'
+    summary "(i) idle streams" "$(echo "$out" | grep '^goals:' || echo ran)"
+    echo "$out" | grep '^goals:' | grep -q "missed" && GOALS_MISSED=$((GOALS_MISSED + 1))
+else
+    echo "$out" | sed 's/^/  /'
+    fail "Benchmarks/idle-streams.sh failed"
+    summary "(i) idle streams" "FAILED"
 fi
 fi
 

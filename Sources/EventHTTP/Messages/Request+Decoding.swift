@@ -102,6 +102,8 @@ extension Request {
             if headers.first(.origin) != nil { throw Self.pageNeedsJSONType(nil) }
             return
         }
+        // What nearly every client sends, decided without trimming or lower-casing a copy.
+        if raw.utf8.elementsEqual("application/json".utf8) { return }
         let mediaType = raw.split(separator: ";", maxSplits: 1).first
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         if mediaType == "application/json" { return }

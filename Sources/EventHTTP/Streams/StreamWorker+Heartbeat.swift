@@ -29,8 +29,11 @@ extension StreamWorker {
         // Closed, so it neither holds that output nor its connection for as long as it likes.
         // A conflating stream is kept: it is for clients that read slowly, and holds one frame per key.
         for stream in Array(streams.values) where !stream.closed && !stream.conflates {
-            let taken = stream.takenByClient
-            let waiting = stream.waitingForWritable || stream.kernelUnsent > 0
+            // One look at the kernel's send queue per stream and beat (an `ioctl` each: with
+            // thousands of idle streams these are most of what a beat costs).
+            let unsent = stream.kernelUnsent
+            let taken = stream.sentTotal &- UInt64(unsent)
+            let waiting = stream.waitingForWritable || unsent > 0
             if waiting && taken == stream.takenAtLastBeat {
                 stream.stalledBeats += 1
                 if stream.stalledBeats >= Self.stalledBeatsLimit { stream.close(clean: false); continue }

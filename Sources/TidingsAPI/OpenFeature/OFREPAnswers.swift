@@ -14,8 +14,14 @@ import Observing
 /// applies every change), and a reload from a snapshot drops everything (``invalidate()``).
 @MainActor
 final class OFREPAnswers {
-    private var flags: [String: (revision: UInt64, response: Response)] = [:]
-    private var bulk: (revision: UInt64, response: Response)?
+    /// An answer and the revision it shows.
+    private struct Answer {
+        let revision: UInt64
+        let response: Response
+    }
+
+    private var flags: [String: Answer] = [:]
+    private var bulk: Answer?
 
     /// `POST /ofrep/v1/evaluate/flags/{key}`'s answer for a declared key as it is now; nil for
     /// an undeclared one.
@@ -24,7 +30,7 @@ final class OFREPAnswers {
         if let cached = flags[key], cached.revision == revision { return cached.response }
         guard let success = OFREPEvaluation.success(key, state: state) else { return nil }
         let response = Response.json(bytes: Array(success.utf8), headers: [.cacheControl: "no-store"])
-        flags[key] = (revision, response)
+        flags[key] = Answer(revision: revision, response: response)
         return response
     }
 
@@ -35,7 +41,7 @@ final class OFREPAnswers {
         if let bulk, bulk.revision == latest { return bulk.response }
         let response = Response.json(bytes: Self.encodeBulk(state: state, eventsPath: eventsPath),
                                      headers: [.eTag: EntityTag(revision: latest).header, .cacheControl: "no-cache"])
-        bulk = (latest, response)
+        bulk = Answer(revision: latest, response: response)
         return response
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One pass over an OFREP evaluation body that decides, without building a single value, whether
 /// it is an evaluation request: strict JSON (RFC 8259), a top-level object whose `context`, when
 /// present, is an object whose `targetingKey`, when present, is a string; no member named twice.
@@ -102,7 +104,7 @@ struct OFREPBodyScan {
             let start = at + 1
             guard string(name: true) else { return nil }
             let name = start..<(at - 1)
-            for seen in names where seen.count == name.count && bytes[seen].elementsEqual(bytes[name]) {
+            for seen in names where same(seen, name) {
                 // Named twice: the full reading says so in its own words.
                 unsure = true
                 return nil
@@ -132,8 +134,12 @@ struct OFREPBodyScan {
     }
 
     private func isName(_ range: Range<Int>, _ name: StaticString) -> Bool {
-        range.count == name.utf8CodeUnitCount
-            && bytes[range].elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        range.count == name.utf8CodeUnitCount && memcmp(bytes.baseAddress! + range.lowerBound, name.utf8Start, range.count) == 0
+    }
+
+    /// Whether two member names have the same bytes (`memcmp`: the scan stays cheap unoptimised too).
+    private func same(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+        a.count == b.count && memcmp(bytes.baseAddress! + a.lowerBound, bytes.baseAddress! + b.lowerBound, a.count) == 0
     }
 
     /// A string at `at` (its opening quote); plain ASCII only, no escapes in a member name.
@@ -166,8 +172,7 @@ struct OFREPBodyScan {
 
     private mutating func literal(_ word: StaticString) -> Bool {
         let count = word.utf8CodeUnitCount
-        guard at + count <= bytes.count,
-              bytes[at..<(at + count)].elementsEqual(UnsafeBufferPointer(start: word.utf8Start, count: count)) else { return false }
+        guard at + count <= bytes.count, memcmp(bytes.baseAddress! + at, word.utf8Start, count) == 0 else { return false }
         at += count
         return true
     }

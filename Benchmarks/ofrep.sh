@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# OFREP evaluation against a plain GET, in one run, Tidings pinned to one CPU (issue 33).
+#
+#   Benchmarks/ofrep.sh [TIDINGS_BIN]     (default .build/release/tidings)
+#
+# Tidings runs on CPU 0 (`taskset -c 0`, its stream workers too), wrk on CPU 1 (`taskset -c 1`,
+# one thread, 64 connections, 10 s after a 2 s warm-up). Measured in turn, BENCH_ROUNDS (2)
+# rounds, the best of each kept (load from other processes can only lower a rate):
+#   get    GET /preferences/name                           (the reference: a cached record)
+#   bulk   POST /ofrep/v1/evaluate/flags with a ~1 KB body (every built-in flag)
+#   single POST /ofrep/v1/evaluate/flags/age, the same body
+# and prints each beside the GET and beside the peers' published one-CPU figures (Unleash Edge
+# 39,000/s, flagd about 20,000/s): they are not run here, so those ratios are to their figures.
+# Goals (issue 33): bulk ≥ 60,000/s (1.5× Unleash Edge), single ≥ 1.2× that.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN=${1:-${BENCH_TIDINGS_BIN:-$ROOT/.build/release/tidings}}
+DURATION=${BENCH_DURATION:-10}
+ROUNDS=${BENCH_ROUNDS:-2}
+CONNS=${BENCH_CONNECTIONS:-64}
+UNLEASH_EDGE=39000
+FLAGD=20000
+command -v wrk >/dev/null || { echo "wrk is missing (apt-get install wrk)"; exit 1; }
+command -v taskset >/dev/null || { echo "taskset is missing (util-linux)"; exit 1; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tidings-ofrep.XXXXXX")
+PID=""
+cleanup() { if [ -n "$PID" ]; then kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+taskset -c 0 "$BIN" --host 127.0.0.1 --port 0 --data-dir "$WORK/data" --log-level warning > "$WORK/log" 2>&1 &
+PID=$!
+for _ in $(seq 1 100); do grep -q "listening on" "$WORK/log" 2>/dev/null && break; sleep 0.1; done
+PORT=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$WORK/log" | head -n1)
+[ -n "$PORT" ] || { echo "tidings did not start:"; cat "$WORK/log"; exit 1; }
+BASE="http://127.0.0.1:$PORT"
+# A few changes, so the answers are not all defaults.
+curl -fsS -X PUT -H 'Content-Type: application/json' -d '{"value": 6}' "$BASE/preferences/age" >/dev/null
+curl -fsS -X PUT -H 'Content-Type: application/json' -d '{"value": 2.5}' "$BASE/preferences/speed" >/dev/null
+echo "OFREP bulk answer: $(curl -fsS -X POST -H 'Content-Type: application/json' -d '{}' "$BASE/ofrep/v1/evaluate/flags" | wc -c) bytes"
+
+rate() {  # rate NAME URL [lua]: one wrk run on CPU 1, prints requests/s (0 when any answer was not 2xx)
+    local url=$2 script=${3:-} out
+    local args=(-t1 -c"$CONNS" -d"${DURATION}s" --latency)
+    [ -n "$script" ] && args+=(-s "$script")
+    taskset -c 1 wrk -t1 -c"$CONNS" -d2s ${script:+-s "$script"} "$url" >/dev/null 2>&1 || true
+    out=$(taskset -c 1 wrk "${args[@]}" "$url" 2>&1)
+    echo "$out" > "$WORK/wrk-$1.txt"
+    if echo "$out" | grep -q "Non-2xx or 3xx responses"; then echo 0; return; fi
+    echo "$out" | awk '/Requests\/sec/ { printf "%.0f", $2 }'
+}
+best_get=0; best_bulk=0; best_single=0
+for round in $(seq 1 "$ROUNDS"); do
+    g=$(rate get "$BASE/preferences/name")
+    b=$(rate bulk "$BASE/ofrep/v1/evaluate/flags" "$ROOT/Benchmarks/ofrep-post.lua")
+    s=$(rate single "$BASE/ofrep/v1/evaluate/flags/age" "$ROOT/Benchmarks/ofrep-post.lua")
+    echo "round $round: GET $g/s, bulk $b/s, single $s/s"
+    [ "$g" -gt "$best_get" ] && best_get=$g
+    [ "$b" -gt "$best_bulk" ] && best_bulk=$b
+    [ "$s" -gt "$best_single" ] && best_single=$s
+done
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+printf '\n%-34s %10s %9s %14s %8s\n' "one CPU, 64 connections" "req/s" "÷ GET" "÷ Unleash Edge" "÷ flagd"
+printf '%-34s %10s %9s %14s %8s\n' "GET /preferences/name" "$best_get" "1.00" "$(ratio "$best_get" $UNLEASH_EDGE)" "$(ratio "$best_get" $FLAGD)"
+printf '%-34s %10s %9s %14s %8s\n' "OFREP bulk (1 KB body)" "$best_bulk" "$(ratio "$best_bulk" "$best_get")" "$(ratio "$best_bulk" $UNLEASH_EDGE)" "$(ratio "$best_bulk" $FLAGD)"
+printf '%-34s %10s %9s %14s %8s\n' "OFREP single flag (1 KB body)" "$best_single" "$(ratio "$best_single" "$best_get")" "$(ratio "$best_single" $UNLEASH_EDGE)" "$(ratio "$best_single" $FLAGD)"
+goal_bulk=$(awk -v b="$best_bulk" 'BEGIN { print (b >= 60000) ? "met" : "missed" }')
+goal_single=$(awk -v s="$best_single" -v b="$best_bulk" 'BEGIN { print (s >= 1.2 * b && s >= 72000) ? "met" : "missed" }')
+echo "goal bulk ≥ 60,000/s: $goal_bulk; single ≥ 1.2× bulk goal (72,000/s): $goal_single"
+echo "RESULT get=$best_get bulk=$best_bulk single=$best_single"
