@@ -13,15 +13,13 @@ extension TidingsClientCommand {
         var yaml = false
         @Option(help: "As of this revision or RFC 3339 time.")
         var asOf: String?
-        @Option(help: "The environment (default: default).")
-        var env: String?
 
         @MainActor
         func run() async throws {
             let client = server.client()
             let body: Data
             do throws(TidingsClientError) {
-                body = try await client.export(format: yaml ? .yaml : .json, asOf: asOf, environment: env)
+                body = try await client.export(format: yaml ? .yaml : .json, asOf: asOf)
             } catch {
                 throw Output.failure(error)
             }
@@ -43,8 +41,6 @@ extension TidingsClientCommand {
         var prune = false
         @Flag(help: "The document is YAML (default: by the file's extension).")
         var yaml = false
-        @Option(help: "The environment (default: default).")
-        var env: String?
         @Option(help: "Why (recorded with every change).")
         var reason: String?
         @Option(help: "Only if the server is still at this global revision (If-Match).")
@@ -58,7 +54,7 @@ extension TidingsClientCommand {
             let answer: Data
             do throws(TidingsClientError) {
                 answer = try await client.apply(document, format: format, dryRun: dryRun, prune: prune,
-                                                environment: env, reason: reason, ifRevision: ifRevision)
+                                                reason: reason, ifRevision: ifRevision)
             } catch {
                 throw Output.failure(error)
             }
