@@ -76,6 +76,8 @@ struct EnvironmentResourceRoutes {
                                  detail: "An environment's name matches ^[a-z][a-z0-9-]{0,31}$; \"\(String(name.prefix(64)))\" does not.")
         }
         let body = request.body.isEmpty ? CreateBody(copyFrom: nil, asOf: nil) : try request.decode(CreateBody.self)
+        // A bad `Tidings-Reason` is refused also when there is nothing to write.
+        do { _ = try WriteAuthor(request, credentials: environments.main.writes.credentials) } catch { throw Problems.forWrite(error) }
         if let existing = environments.context(name) {
             return responder.send(.json(bytes: Array(Self.record(existing).utf8), headers: [.cacheControl: "no-cache"]))
         }

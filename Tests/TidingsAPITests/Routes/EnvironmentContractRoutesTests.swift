@@ -135,7 +135,7 @@ final class EnvironmentContractRoutesTests: XCTestCase {
         XCTAssertTrue(unknown.text.contains("nowhere"), unknown.text)
     }
 
-    func testPromoteRefusesAMalformedDryRunAndAnAsOfOfNeitherForm() throws {
+    func testMalformedDryRunAsOfAndReasonAreRefused() throws {
         let server = try InProcessTidings()
         defer { server.stop() }
         XCTAssertEqual(try server.request("PUT", "/environments/staging").status, 201)
@@ -145,5 +145,8 @@ final class EnvironmentContractRoutesTests: XCTestCase {
         XCTAssertEqual(asOf.status, 422, asOf.text)
         let copy = try server.request("PUT", "/environments/dev", json: ["copyFrom": "staging", "asOf": "yesterday"])
         XCTAssertEqual(copy.status, 422, copy.text)
+        // A reason the server refuses is refused also where there is nothing to write (schemathesis found it).
+        let again = try server.request("PUT", "/environments/staging", headers: ["Tidings-Reason": "\u{84}"])
+        XCTAssertEqual(again.status, 422, again.text)
     }
 }
