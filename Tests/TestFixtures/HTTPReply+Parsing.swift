@@ -44,6 +44,22 @@ extension HTTPReply {
 public struct RawReply: Sendable {
     public let version: String
     public let reply: HTTPReply
+
+    /// The body as the payload it carries: de-chunked when it is chunked (the complete chunks
+    /// so far: a stream read part way), else as sent.
+    public var payload: [UInt8] {
+        guard reply.header("Transfer-Encoding")?.lowercased() == "chunked" else { return reply.body }
+        var payload: [UInt8] = []
+        var rest = reply.body[...]
+        while let lineEnd = rest.indices.first(where: { rest[$0] == 13 && rest.index(after: $0) < rest.endIndex && rest[rest.index(after: $0)] == 10 }),
+              let size = Int(String(decoding: rest[..<lineEnd], as: UTF8.self).split(separator: ";")[0], radix: 16), size > 0 {
+            let start = lineEnd + 2
+            guard start + size <= rest.endIndex else { break }
+            payload += rest[start..<(start + size)]
+            rest = rest[min(rest.endIndex, start + size + 2)...]
+        }
+        return payload
+    }
 }
 
 /// `scheme param="value", param=token` (RFC 9110 §11.6.1).
