@@ -134,3 +134,24 @@ public enum MetricSamples {
         return samples
     }
 }
+
+/// The text of an event stream read as SSE lines, for tests below the SSE client: each block
+/// (up to a blank line) and each `name: value` field, in order (`:` comments as name "").
+public enum EventStreamText {
+    /// The blocks, without their terminating blank line (an unterminated tail is left out).
+    public static func blocks(_ text: String) -> [String] {
+        var blocks = text.components(separatedBy: "\n\n")
+        blocks.removeLast()
+        return blocks
+    }
+
+    /// Every field line of the complete blocks: `retry: 1500` is ("retry", "1500").
+    public static func fields(_ text: String) -> [(name: String, value: String)] {
+        blocks(text).flatMap { $0.split(separator: "\n") }.map { line in
+            let parts = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            var value = parts.count > 1 ? String(parts[1]) : ""
+            if value.first == " " { value.removeFirst() }
+            return (String(parts[0]), value)
+        }
+    }
+}
