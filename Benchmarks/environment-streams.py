@@ -118,5 +118,88 @@ def main():
         server.wait(15)
 
 
+def spread():
+    """ENVS>1: STREAMS streams spread over ENVS environments (default and ENVS-1 created ones), CHANGES
+    changes in one of them, INTERVAL_MS apart; ENVS=1: all streams and changes in default. Prints the
+    server's CPU per delivered event and the delivery latency (PUT sent → event read) p50/p99."""
+    envs = int(os.environ.get("ENVS", "8"))
+    interval = float(os.environ.get("INTERVAL_MS", "100")) / 1000
+    work = tempfile.mkdtemp(prefix="tidings-envspread-")
+    log = open(os.path.join(work, "log"), "w+")
+    server = subprocess.Popen([BIN, "--port", "0", "--data-dir", os.path.join(work, "data"), "--feed-refresh", "0",
+                               "--log-level", "warning", "--max-connections-per-client", str(STREAMS + 100)],
+                              stdout=log, stderr=subprocess.STDOUT)
+    try:
+        port = None
+        for _ in range(600):
+            log.seek(0)
+            match = re.search(r"tidings listening on http://127\.0\.0\.1:(\d+)", log.read())
+            if match:
+                port = int(match.group(1))
+                break
+            time.sleep(0.1)
+        names = ["default"] + [f"e{i}" for i in range(1, envs)]
+        writer = http.client.HTTPConnection("127.0.0.1", port)
+        for name in names[1:]:
+            writer.request("PUT", f"/environments/{name}")
+            writer.getresponse().read()
+        target = names[-1]
+        prefix = "" if target == "default" else f"/environments/{target}"
+        selector = selectors.DefaultSelector()
+        buffers = {}
+        for i in range(STREAMS):
+            name = names[i % envs]
+            path = ("" if name == "default" else f"/environments/{name}") + "/events?topics=preferences&keys=name"
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode())
+            sock.setblocking(False)
+            selector.register(sock, selectors.EVENT_READ)
+            buffers[sock] = b""
+        sent, latencies, snapshots = {}, [], [0]
+        value = re.compile(rb'"value":"run-(\d+)"')
+
+        def drain(timeout):
+            for key, _ in selector.select(timeout):
+                try:
+                    data = key.fileobj.recv(65536)
+                except BlockingIOError:
+                    continue
+                now = time.monotonic()
+                text = buffers[key.fileobj] + data
+                cut = text.rfind(b"\n\n")
+                whole, buffers[key.fileobj] = (text[:cut], text[cut:]) if cut >= 0 else (b"", text)
+                for match in value.finditer(whole):
+                    latencies.append(now - sent[int(match.group(1))])
+                snapshots[0] += whole.count(b"event: preference") - len(value.findall(whole))
+
+        deadline = time.monotonic() + 60
+        while snapshots[0] < STREAMS and time.monotonic() < deadline:
+            drain(0.5)
+        time.sleep(1)
+        following = STREAMS // envs + (1 if (envs - 1) < STREAMS % envs else 0)
+        before = cpu_seconds(server.pid)
+        for i in range(CHANGES):
+            sent[i] = time.monotonic()
+            writer.request("PUT", prefix + "/preferences/name", body=json.dumps({"value": f"run-{i}"}),
+                           headers={"Content-Type": "application/json"})
+            writer.getresponse().read()
+            end = time.monotonic() + interval
+            while time.monotonic() < end:
+                drain(max(0, end - time.monotonic()))
+        deadline = time.monotonic() + 30
+        while len(latencies) < following * CHANGES and time.monotonic() < deadline:
+            drain(0.5)
+        cpu = cpu_seconds(server.pid) - before
+        latencies.sort()
+        pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else float("nan")
+        print(f"{STREAMS} streams over {envs} environment(s), {CHANGES} changes in {target} ({following} streams follow it): "
+              f"{len(latencies)} of {following * CHANGES} events delivered; server CPU {cpu * 1000:.0f} ms, "
+              f"{cpu / max(1, len(latencies)) * 1e6:.1f} µs per delivered event; latency p50 {pick(0.5):.1f} ms, "
+              f"p99 {pick(0.99):.1f} ms")
+    finally:
+        server.terminate()
+        server.wait(15)
+
+
 if __name__ == "__main__":
-    main()
+    spread() if os.environ.get("ENVS") else main()
