@@ -205,8 +205,8 @@ final class ProxyAndCapacityTests: XCTestCase {
         let client = try HTTPConnection(port: server.port, timeout: 5)
         client.write("GET /stream HTTP/1.0\r\n\r\n")   // close-delimited: no chunk sizes between
         let text = try XCTUnwrap(client.readUntil("retry: "))
-        let body = try XCTUnwrap(text.range(of: "\r\n\r\n")).upperBound
-        let padding = text[body...].dropLast("retry: ".count)
+        let body = try XCTUnwrap(HTTPReply.parse(raw: text), text).reply.text
+        let padding = body.dropLast("retry: ".count)
         XCTAssertEqual(padding.utf8.count, 2_048)
         XCTAssertEqual(padding.first, ":", "a comment line")
         XCTAssertEqual(padding.last, "\n")
