@@ -187,7 +187,8 @@ let package = Package(
             ]
         ),
         // Starts the real `tidings` binary on an ephemeral port and talks real HTTP to it.
-        .testTarget(name: "EndToEndTests", dependencies: ["tidings", "TestFixtures", "TidingsTesting", "CZlib", "CBrotli"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["tidings", "TestFixtures", "TidingsTesting", "CZlib", "CBrotli",
+                                                    .product(name: "Crypto", package: "swift-crypto")]),
         // The client against the real `tidings` and `tidings-client` binaries on loopback.
         .testTarget(
             name: "TidingsClientTests",

@@ -174,6 +174,9 @@ public final class SQLiteStore: ChangeStore {
         historyQueue.sync { try? historyReader.close() }
     }
 
+    /// Expired lease rows removed per lease taken (more than one row is added per call).
+    static let leasePurgeBatch = 16
+
     public func acquireLease(_ name: String, holder: String, duration: Duration) async throws -> Bool {
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
         return try await withCheckedThrowingContinuation { continuation in
@@ -182,6 +185,12 @@ public final class SQLiteStore: ChangeStore {
                     guard !isClosed.load(ordering: .acquiring) else { throw StoreError.closed }
                     let now = Date().timeIntervalSince1970
                     let granted = try writer.database.write { db -> Bool in
+                        // An expired row is as good as none (the upsert below replaces it), and
+                        // single-use names (stream tickets' `ticket:<nonce>`) would otherwise pile
+                        // up: a few are purged with every lease taken, so they never grow unbounded.
+                        try db.execute(sql: """
+                            DELETE FROM lease WHERE name IN (SELECT name FROM lease WHERE expires < ? LIMIT \(Self.leasePurgeBatch))
+                            """, arguments: [now])
                         try db.execute(sql: """
                             INSERT INTO lease (name, holder, expires) VALUES (?, ?, ?)
                             ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires = excluded.expires

@@ -1,79 +1,140 @@
 import XCTest
 @testable import TidingsAPI
 
-/// Stream tickets in-process, on a clock the test moves: expiry, single use, the bound on
-/// outstanding tickets and the purge of expired ones (the end-to-end AccessTicketTests keep what
-/// needs the real server: the routes, the 401 challenge, the 503 when full).
+/// Stream tickets in-process, on a clock the test moves: the signature any instance with the
+/// same credentials verifies, expiry, the local used-set, revocation by removing a credential,
+/// the bound on outstanding tickets and the purge of expired ones (the end-to-end AccessTicketTests
+/// and TicketInstancesTests keep what needs real servers: the routes, the 401 challenge, the 503
+/// when full, single use across instances).
 final class StreamTicketStoreTests: XCTestCase {
-    /// A monotonic clock in nanoseconds that moves only when told to.
+    /// A wall clock in seconds that moves only when told to.
     private final class ManualClock {
-        var nanoseconds: UInt64 = 1_000_000_000
-        func advance(seconds: Double) { nanoseconds += UInt64(seconds * 1e9) }
+        var seconds: Double = 1_800_000_000
+        func advance(seconds: Double) { self.seconds += seconds }
     }
 
-    private func makeStore(timeToLive: Double = 60, capacity: Int = 10_000) -> (StreamTicketStore, ManualClock) {
-        let clock = ManualClock()
-        return (StreamTicketStore(timeToLive: timeToLive, capacity: capacity, now: { clock.nanoseconds }), clock)
+    private let reader = NamedCredential(name: "reader", role: .read, secret: .token(Array("read-secret".utf8)))
+    private let other = NamedCredential(name: "other", role: .read, secret: .token(Array("other-secret".utf8)))
+
+    private func makeStore(timeToLive: Double = 60, capacity: Int = 10_000, clock: ManualClock = ManualClock()) -> (StreamTicketStore, ManualClock) {
+        (StreamTicketStore(timeToLive: timeToLive, capacity: capacity, now: { clock.seconds }), clock)
+    }
+
+    private func issue(_ store: StreamTicketStore, _ credential: NamedCredential? = nil, client: String? = nil) throws -> String {
+        try store.issue(for: credential ?? reader, client: client).get()
+    }
+
+    private func redeems(_ store: StreamTicketStore, _ ticket: String, readers: [NamedCredential]? = nil,
+                         environment: String? = nil) -> Bool {
+        if case .valid = store.redeem(ticket, readers: readers ?? [reader, other], environment: environment) { return true }
+        return false
     }
 
     func testTicketIsGoodUntilItsLifetimeEnds() throws {
         let (store, clock) = makeStore(timeToLive: 60)
-        let early = try XCTUnwrap(store.issue())
-        let late = try XCTUnwrap(store.issue())
-        clock.advance(seconds: 59.999)
-        XCTAssertTrue(store.redeem(early), "still inside its 60 s")
-        clock.advance(seconds: 0.001)
-        XCTAssertFalse(store.redeem(late), "expired at exactly 60 s")
+        let early = try issue(store)
+        let late = try issue(store)
+        clock.advance(seconds: 59.5)
+        XCTAssertTrue(redeems(store, early), "still inside its 60 s")
+        clock.advance(seconds: 0.5)
+        XCTAssertFalse(redeems(store, late), "expired at exactly 60 s")
     }
 
-    func testTicketIsSingleUse() throws {
+    func testAnotherInstanceWithTheSameCredentialsAcceptsItAndEachUsesItOnce() throws {
+        let clock = ManualClock()
+        let (issuer, _) = makeStore(clock: clock)
+        let (redeemer, _) = makeStore(clock: clock)
+        let ticket = try issue(issuer)
+        guard case let .valid(claim) = redeemer.redeem(ticket, readers: [other, reader], environment: nil) else {
+            return XCTFail("another instance's ticket was refused")
+        }
+        XCTAssertEqual(claim.expires, UInt64(clock.seconds + 60))
+        XCTAssertFalse(redeems(redeemer, ticket), "used here: the local used-set refuses it again")
+        XCTAssertTrue(redeems(issuer, ticket), "the issuer's own used-set has not seen it: the shared store's claim decides")
+    }
+
+    func testTicketIsSingleUseAndFreesItsShare() throws {
         let (store, _) = makeStore()
-        let ticket = try XCTUnwrap(store.issue())
-        XCTAssertTrue(store.redeem(ticket))
-        XCTAssertFalse(store.redeem(ticket))
+        let ticket = try issue(store)
+        XCTAssertEqual(store.outstanding, 1)
+        XCTAssertTrue(redeems(store, ticket))
+        XCTAssertFalse(redeems(store, ticket))
         XCTAssertEqual(store.outstanding, 0)
     }
 
-    func testExpiredTicketIsConsumedWhenPresented() throws {
-        let (store, clock) = makeStore(timeToLive: 1)
-        let ticket = try XCTUnwrap(store.issue())
-        clock.advance(seconds: 2)
-        XCTAssertFalse(store.redeem(ticket))
-        XCTAssertEqual(store.outstanding, 0, "a refused expired ticket is gone, not kept for another try")
+    func testRemovedOrRekeyedCredentialRevokesItsTickets() throws {
+        let (store, _) = makeStore()
+        let ticket = try issue(store)
+        XCTAssertFalse(redeems(store, ticket, readers: [other]), "its credential is gone")
+        let rekeyed = NamedCredential(name: "reader", role: .read, secret: .token(Array("new-secret".utf8)))
+        XCTAssertFalse(redeems(store, ticket, readers: [rekeyed]), "same name, another token")
+        XCTAssertTrue(redeems(store, ticket, readers: [rekeyed, reader]), "refusals did not use it")
+    }
+
+    func testDigestCredentialSignsLikeItsToken() throws {
+        let (store, _) = makeStore()
+        let digest = NamedCredential(name: "reader", role: .read, secret: .sha256(SHA256.hash(Array("read-secret".utf8))))
+        XCTAssertTrue(redeems(store, try issue(store), readers: [digest]), "a --tokens entry by digest derives the same key")
+    }
+
+    func testScopeComesFromTheCurrentCredential() throws {
+        let (store, _) = makeStore()
+        var scoped = reader
+        scoped.environments = ["staging"]
+        let ticket = try issue(store)
+        XCTAssertEqual(store.redeem(ticket, readers: [scoped], environment: "dev"), .outOfScope)
+        let good = try issue(store)
+        let nonce = try XCTUnwrap(StreamTicket.parse(good)).ticket.nonce
+        XCTAssertEqual(store.redeem(good, readers: [scoped], environment: "staging"),
+                       .valid(StreamTicket.Claim(nonce: nonce, expires: 1_800_000_060)))
     }
 
     func testForgedAndMalformedTicketsAreRefusedWithoutBurningTheRealOne() throws {
         let (store, _) = makeStore()
-        let ticket = try XCTUnwrap(store.issue())
-        var forged = Array(ticket)
-        forged[20] = forged[20] == "A" ? "B" : "A"  // same lookup prefix, other secret
-        XCTAssertFalse(store.redeem(String(forged)))
-        XCTAssertFalse(store.redeem(""))
-        XCTAssertFalse(store.redeem("short"))
-        XCTAssertFalse(store.redeem(String(ticket.dropLast()) + "!"))
-        XCTAssertTrue(store.redeem(ticket))
+        let ticket = try issue(store)
+        for index in [1, 20, 40, 86] {  // version/expiry, nonce, issuer, tag
+            var forged = Array(ticket)
+            forged[index] = forged[index] == "A" ? "B" : "A"
+            XCTAssertEqual(store.redeem(String(forged), readers: [reader], environment: nil), .invalid, "changed at \(index)")
+        }
+        // Signed with a key nobody here has (the credential's name, another token).
+        let stranger = NamedCredential(name: "reader", role: .read, secret: .token(Array("guess".utf8)))
+        XCTAssertFalse(redeems(store, try issue(store, stranger)))
+        XCTAssertFalse(redeems(store, ""))
+        XCTAssertFalse(redeems(store, "short"))
+        XCTAssertFalse(redeems(store, String(ticket.dropLast()) + "!"))
+        XCTAssertFalse(redeems(store, ticket + "A"))
+        XCTAssertFalse(redeems(store, StreamTicketStore.unrecordedTicket()))
+        XCTAssertTrue(redeems(store, ticket))
+    }
+
+    func testTicketSignedForLongerThanTheLifetimeIsRefused() throws {
+        let clock = ManualClock()
+        let (longLived, _) = makeStore(timeToLive: 3_600, clock: clock)
+        let (store, _) = makeStore(timeToLive: 60, clock: clock)
+        XCTAssertFalse(redeems(store, try issue(longLived)), "an expiry past now + lifetime + skew is not one this cluster signs")
     }
 
     func testOutstandingTicketsAreBoundedAndExpiredOnesPurged() throws {
         let (store, clock) = makeStore(timeToLive: 4, capacity: 3)
-        for _ in 0..<3 { XCTAssertNotNil(store.issue()) }
-        XCTAssertNil(store.issue(), "full: refused, not grown")
+        for _ in 0..<3 { XCTAssertNoThrow(try issue(store)) }
+        XCTAssertEqual(store.issue(for: reader, client: nil), .failure(.full), "full: refused, not grown")
         XCTAssertEqual(store.outstanding, 3)
         clock.advance(seconds: 3.9)
-        XCTAssertNil(store.issue(), "none expired yet")
+        XCTAssertEqual(store.issue(for: reader, client: nil), .failure(.full), "none expired yet")
         clock.advance(seconds: 0.1)
-        XCTAssertNotNil(store.issue(), "the expired ones were purged")
+        XCTAssertNoThrow(try issue(store), "the expired ones were purged")
         XCTAssertEqual(store.outstanding, 1)
     }
 
     func testPurgeKeepsTicketsIssuedLater() throws {
         let (store, clock) = makeStore(timeToLive: 10, capacity: 2)
-        _ = try XCTUnwrap(store.issue())
+        _ = try issue(store)
         clock.advance(seconds: 5)
-        let younger = try XCTUnwrap(store.issue())
+        let younger = try issue(store)
         clock.advance(seconds: 5)  // the first expires, the second has 5 s left
-        XCTAssertNotNil(store.issue())
-        XCTAssertTrue(store.redeem(younger))
+        XCTAssertNoThrow(try issue(store))
+        XCTAssertTrue(redeems(store, younger))
     }
 
     func testExpiresInRoundsUp() {
@@ -83,34 +144,34 @@ final class StreamTicketStoreTests: XCTestCase {
     }
 
     func testEncodingRoundTripsAndIsCanonical() throws {
-        let bytes = (0..<StreamTicketStore.byteCount).map { UInt8($0 * 7 & 0xFF) }
-        let text = StreamTicketStore.encode(bytes)
-        XCTAssertEqual(text.count, 43)
-        XCTAssertEqual(StreamTicketStore.decode(text), bytes)
+        let bytes = (0..<StreamTicket.byteCount).map { UInt8($0 * 7 & 0xFF) }
+        let text = Base64URL.encode(bytes)
+        XCTAssertEqual(text.count, 87)
+        XCTAssertEqual(Base64URL.decode(text, count: StreamTicket.byteCount), bytes)
         // The last character carries 2 spare bits; a non-zero spare bit is another spelling.
         var other = Array(text.utf8)
-        other[42] += 1
-        XCTAssertNil(StreamTicketStore.decode(String(decoding: other, as: UTF8.self)))
+        other[86] += 1
+        XCTAssertNil(Base64URL.decode(String(decoding: other, as: UTF8.self), count: StreamTicket.byteCount))
     }
 
     func testOneClientAddressHoldsAtMostItsShareAndGetsItBackAsTicketsAreUsedOrExpire() throws {
         let clock = ManualClock()
-        let store = StreamTicketStore(timeToLive: 60, capacity: 1_000, perClient: 4, now: { clock.nanoseconds })
+        let store = StreamTicketStore(timeToLive: 60, capacity: 1_000, perClient: 4, now: { clock.seconds })
         var held: [String] = []
-        for _ in 0..<4 { held.append(try store.issue(client: "10.0.0.1", credential: "reader").get()) }
-        XCTAssertEqual(store.issue(client: "10.0.0.1", credential: "reader"), .failure(.client(limit: 4)))
-        XCTAssertNoThrow(try store.issue(client: "10.0.0.2", credential: "reader").get(), "another address has its own share")
-        XCTAssertTrue(store.redeem(held.removeFirst()))
-        XCTAssertNoThrow(try store.issue(client: "10.0.0.1", credential: "reader").get(), "a used ticket frees its place")
+        for _ in 0..<4 { held.append(try issue(store, client: "10.0.0.1")) }
+        XCTAssertEqual(store.issue(for: reader, client: "10.0.0.1"), .failure(.client(limit: 4)))
+        XCTAssertNoThrow(try issue(store, client: "10.0.0.2"), "another address has its own share")
+        XCTAssertTrue(redeems(store, held.removeFirst()))
+        XCTAssertNoThrow(try issue(store, client: "10.0.0.1"), "a used ticket frees its place")
         clock.advance(seconds: 61)
-        for _ in 0..<4 { XCTAssertNoThrow(try store.issue(client: "10.0.0.1", credential: "reader").get(), "expired tickets free theirs") }
+        for _ in 0..<4 { XCTAssertNoThrow(try issue(store, client: "10.0.0.1"), "expired tickets free theirs") }
     }
 
     func testOneCredentialHoldsAtMostAQuarterOfTheCapacity() throws {
         let (store, _) = makeStore(capacity: 40)
         XCTAssertEqual(store.perCredential, 10)
-        for index in 0..<10 { XCTAssertNoThrow(try store.issue(client: "10.0.1.\(index)", credential: "leaked").get()) }
-        XCTAssertEqual(store.issue(client: "10.0.2.1", credential: "leaked"), .failure(.credential(limit: 10)))
-        XCTAssertNoThrow(try store.issue(client: "10.0.2.1", credential: "other").get())
+        for index in 0..<10 { XCTAssertNoThrow(try issue(store, client: "10.0.1.\(index)")) }
+        XCTAssertEqual(store.issue(for: reader, client: "10.0.2.1"), .failure(.credential(limit: 10)))
+        XCTAssertNoThrow(try issue(store, other, client: "10.0.2.1"))
     }
 }

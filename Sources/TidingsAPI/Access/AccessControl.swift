@@ -25,7 +25,9 @@ struct AccessCheck: Middleware {
             let environment = request.environmentName
             return policy.mayReach(environment, request: request) ? nil : Self.forbidden(environment)
         case .needsTicket(let ticket):
-            switch tickets.redeem(ticket, environment: request.environmentName) {
+            // Verified here, on any instance; single use across instances is the stream route's
+            // claim in the shared store (TicketClaimingRoutes), before the stream opens.
+            switch tickets.redeem(ticket, readers: policy.readTokens, environment: request.environmentName) {
             case .valid: return nil
             case .invalid: return Unauthorized.response(.invalidTicket)
             case .outOfScope: return Self.forbidden(request.environmentName)
@@ -59,18 +61,19 @@ extension TidingsApplication {
     /// registers `POST /stream-tickets`. Called once, by `init`.
     static func makeRoutes(configuration: TidingsConfiguration, credentials: Credentials, router: Router) -> APIRoutes {
         let tickets = StreamTicketStore()
-        var routes = APIRoutes(router: router, credentials: credentials, tickets: tickets,
+        var routes = APIRoutes(router: router, credentials: credentials, tickets: tickets, claims: StreamTicketClaims(),
                                cors: CORSPolicy(origins: configuration.corsOrigins))
         let issue: RouteHandler = { request, responder in
             // Tickets matter only while streams need a credential; an open server still
             // answers 201 (so a page works either way) without recording anything.
             let ticket: String
             if credentials.policy.readsNeedCredential {
-                // The access check let it through, so a bearer credential is the caller's.
-                var credential: String?
-                if case let .bearer(token) = PresentedCredential(request) { credential = String(decoding: token, as: UTF8.self) }
-                let reach = credentials.policy.environments(for: request)
-                switch tickets.issue(client: request.clientAddress, credential: credential, environments: reach) {
+                // The access check let it through, so a bearer credential is the caller's; the
+                // ticket is signed with a key derived from it (StreamTicket).
+                guard let credential = credentials.policy.credential(for: request) else {
+                    return responder.send(Unauthorized.response(.missing))
+                }
+                switch tickets.issue(for: credential, client: request.clientAddress) {
                 case let .success(issued):
                     ticket = issued
                 case let .failure(refusal):

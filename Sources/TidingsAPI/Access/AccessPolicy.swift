@@ -83,6 +83,19 @@ struct AccessPolicy {
         return name ?? "anonymous"
     }
 
+    /// The credential `request` presents (nil: none this server knows). Every credential is
+    /// compared, in constant time.
+    func credential(for request: Request) -> NamedCredential? {
+        guard case let .bearer(token) = PresentedCredential(request) else { return nil }
+        let digest = usesDigests ? SHA256.hash(token) : nil
+        var found: NamedCredential?
+        for credential in all {
+            let matched = credential.matches(token, digest: digest)
+            if matched && found == nil { found = credential }
+        }
+        return found
+    }
+
     /// Whether `token` is one of `accepted`; every one is compared (no early exit).
     private func matchesAny(_ token: [UInt8], _ accepted: [NamedCredential]) -> Bool {
         let digest = usesDigests ? SHA256.hash(token) : nil

@@ -8,8 +8,9 @@ struct APIRoutes {
     let open: RouteGroup
     /// The resources: reads need the read token (when set), writes the write token.
     let resources: RouteGroup
-    /// Event streams: as `resources`, and a single-use `?ticket=` stands in for the header.
-    let streams: RouteGroup
+    /// Event streams: as `resources`, and a single-use `?ticket=` stands in for the header
+    /// (claimed in the shared store before the stream opens, see ``TicketClaimingRoutes``).
+    let streams: TicketClaimingRoutes
     /// POSTs that only read (stream tickets, OFREP evaluations, which carry a context): they
     /// are authorised as reads.
     let readingPosts: RouteGroup
@@ -20,7 +21,7 @@ struct APIRoutes {
     /// The groups on `router`, checked by `credentials` (no check at all when it has no tokens
     /// and no `--tokens` file; then the resources refuse writes from other sites' pages, see
     /// ``CrossSiteWrites``).
-    init(router: Router, credentials: Credentials, tickets: StreamTicketStore, cors: CORSPolicy?) {
+    init(router: Router, credentials: Credentials, tickets: StreamTicketStore, claims: StreamTicketClaims, cors: CORSPolicy?) {
         open = router.group()
         // A server that may gain credentials on reload (`--tokens`) always checks.
         let active = credentials.policy.isActive || credentials.tokensFile != nil
@@ -36,7 +37,7 @@ struct APIRoutes {
         } else {
             resources = router.group(CrossSiteWrites(cors: cors))
         }
-        streams = checked(.eventStream)
+        streams = TicketClaimingRoutes(group: checked(.eventStream), credentials: credentials, claims: claims)
         readingPosts = checked(.read)
     }
 }

@@ -112,6 +112,8 @@ public final class TidingsResources {
         environmentRoutes = EnvironmentRoutes(environments: environments)
 
         let routes = app.routes
+        // Stream tickets are single-use across the instances sharing this store (Access/).
+        routes.streams.claims.takeLease = { [store] in try await store.acquireLease($0, holder: $1, duration: $2) }
         let schemaRoutes = try PreferenceSchemaRoute.routes(preferences: preferences)
         environmentRoutes.install(on: routes) { [store] environment, groups in
             let (state, writes, asOf) = (environment.state, environment.writes, environment.asOf)

@@ -9,10 +9,10 @@ import XCTest
 /// (`StreamTicketStoreTests`), so no test waits the 60 s lifetime; the bounds per client address
 /// and per credential, which need several source addresses, are `EndToEndTests.AccessTicketTests`.
 final class AccessTicketRoutesTests: XCTestCase {
-    /// 32 random bytes in unpadded base64url: 43 characters of its alphabet.
+    /// A signed ticket (StreamTicket: 65 bytes) in unpadded base64url: 87 characters of its alphabet.
     static func isTicket(_ text: String) -> Bool {
         let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-        return text.count == 43 && text.allSatisfy { alphabet.contains($0) }
+        return text.count == 87 && text.allSatisfy { alphabet.contains($0) }
     }
 
     private let api = "api-secret-0123456789"
