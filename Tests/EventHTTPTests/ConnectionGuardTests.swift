@@ -4,9 +4,10 @@ import Foundation
 import TestFixtures
 import XCTest
 
-/// The connection guard's paths on real sockets: a clean head alone in a read stays in
-/// evhttp's input as it is; what follows a clean head in the same read (a second request, its
-/// body, a head to refuse) is still framed by the guard before evhttp parses it.
+/// The connection's reading paths on real sockets (the class keeps the name of the guard it
+/// tested before the connection read requests itself): a clean head alone in a read; what
+/// follows a clean head in the same read (a second request, its body, a head to refuse) is
+/// framed in turn, answered in order.
 final class ConnectionGuardTests: XCTestCase {
     private var server: LoopThread!
 

@@ -4,7 +4,7 @@ import Synchronization
 
 /// One libevent `event_base` and the thread that runs it.
 ///
-/// Everything EventHTTP owns (sockets, evhttp, timers, streams) is confined to the thread that
+/// Everything EventHTTP owns (sockets, connections, timers, streams) is confined to the thread that
 /// calls `run()`; its callbacks run there. The only members safe from any thread are
 /// `execute(_:)`, `stop()` and `isOnLoopThread`; they are why the type is `Sendable`.
 /// `@unchecked` because the rest is confined, not locked: `execute` queues through a `Mutex`
@@ -41,8 +41,8 @@ public final class EventLoop: @unchecked Sendable {
     ///
     /// With `batchesDescriptorChanges` (the default), epoll interest changes wait in libevent's
     /// change list until the loop next polls, and one that is undone before then costs nothing:
-    /// a keep-alive request makes 2 `epoll_ctl` calls instead of 4 (evhttp turns reading off
-    /// and writing on, then back), about 10% of the request rate. The cost is libevent's
+    /// a keep-alive request makes 2 `epoll_ctl` calls instead of 4 (reading and writing
+    /// turned on and off around each answer), about 10% of the request rate. The cost is libevent's
     /// documented caveat: a descriptor must not be `dup`'ed over (or closed and reused) while a
     /// change for it waits. The server's stream hand-off gives a socket to a worker (which may
     /// close it) only a turn after the loop let go of it, for that.
