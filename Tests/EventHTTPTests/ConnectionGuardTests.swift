@@ -53,6 +53,18 @@ final class ConnectionGuardTests: XCTestCase {
         }
     }
 
+    /// A client that shuts its sending side once it sent its requests (`nc`, some scripts) still
+    /// gets every answer, in order, and then the end of the connection.
+    func testAClientDoneSendingStillGetsItsAnswers() throws {
+        let client = try HTTPConnection(port: server.port, timeout: 5)
+        client.write(get("a") + put("{\"b\":1}") + get("c"))
+        XCTAssertEqual(shutdown(client.fd, Int32(SHUT_WR)), 0)
+        assertHello(try? client.readReply(), "a")
+        assertEcho(try? client.readReply(), "{\"b\":1}")
+        assertHello(try? client.readReply(), "c")
+        XCTAssertTrue(client.waitForClose(), "the connection ends after the last answer")
+    }
+
     func testPipelinedCleanHeadsInOneRead() throws {
         let client = try HTTPConnection(port: server.port, timeout: 5)
         client.write(get("a") + get("b") + get("c"))

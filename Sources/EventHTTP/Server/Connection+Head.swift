@@ -43,7 +43,7 @@ extension Connection {
     func answerAtHead(_ refusal: HeadRefusal) {
         let head = reading
         reading = nil
-        body = []
+        discardBody()
         stopTimer()
         switch refusal {
         case .framing(let refusal):

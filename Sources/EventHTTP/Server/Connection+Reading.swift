@@ -149,7 +149,7 @@ extension Connection {
                 if machine.isReadingHead { complete() }
             case .dechunked(let consumed, let whole):
                 evbuffer_drain(input, consumed)
-                body = whole
+                chunkedBody = whole
                 if reading?.method != .head, reading?.method != .trace {
                     reading?.headers.append(HTTPField(name: .contentLength, value: String(whole.count)))
                 }
@@ -168,7 +168,7 @@ extension Connection {
     private func began(_ head: RequestHead, bodyWaiting waiting: Int) {
         requestsRead += 1
         reading = head
-        body = []
+        discardBody()
         guard machine.awaitsBody else {
             // No body to read (none, or one the server drops: HEAD's): the request is whole.
             complete()
@@ -185,19 +185,18 @@ extension Connection {
     }
 
     private func appendBody(from input: OpaquePointer, count: Int) {
-        let start = body.count
-        body.append(contentsOf: repeatElement(0, count: count))
-        body.withUnsafeMutableBytes { storage in
-            _ = evbuffer_remove(input, storage.baseAddress! + start, count)
-        }
+        evbuffer_remove_buffer(input, bodyBuffer, count)
     }
 
     /// The request being read is whole: it goes to the router.
     private func complete() {
         guard let head = reading else { return }
         reading = nil
-        let bytes = body
-        body = []
+        let length = evbuffer_get_length(bodyBuffer)
+        let bytes = length == 0 ? chunkedBody : [UInt8](unsafeUninitializedCapacity: length) { storage, count in
+            count = max(0, Int(evbuffer_remove(bodyBuffer, storage.baseAddress, length)))
+        }
+        discardBody()
         var request = Request(method: head.method, target: head.target, headers: head.headers, body: bytes,
                               receivedAt: DispatchTime.now().uptimeNanoseconds)
         if let address {
@@ -215,7 +214,7 @@ extension Connection {
         syncClock()
         stopTimer()
         reading = nil
-        body = []
+        discardBody()
         server.writeRefusal(refusal, on: self, minorVersion: head?.minorVersion ?? machine.minorVersion,
                             method: head?.method ?? .get)
     }
@@ -225,6 +224,10 @@ extension Connection {
     func answered() {
         current = nil
         guard isOpen, !isFraming, let bufferevent else { return }
+        if inputEnded {
+            resumeReading()
+            return finishIfInputEnded()
+        }
         if bufferedOutput < Self.resumeBelow {
             bufferevent_trigger(bufferevent, Int16(EV_READ),
                                 Int32(BEV_TRIG_IGNORE_WATERMARKS.rawValue | BEV_TRIG_DEFER_CALLBACKS.rawValue))

@@ -50,14 +50,18 @@ final class Connection {
     var machine: FramingMachine
     /// The head read whose body is still arriving (nil between requests).
     var reading: RequestHead?
-    /// Body bytes of `reading` received so far.
-    var body: [UInt8] = []
+    /// Body bytes of `reading` received so far (moved from the input as they arrive, without
+    /// copying; copied out once, when the body is whole), or a de-chunked body (`chunkedBody`).
+    let bodyBuffer: OpaquePointer
+    var chunkedBody: [UInt8] = []
     /// The exchange being answered (nil between requests).
     var current: ConnectionExchange?
     /// True while the read loop runs (an answer given meanwhile lets the loop go on by itself).
     var isFraming = false
     /// Requests read so far.
     var requestsRead = 0
+    /// The client sent its end of file (it may still read the answers).
+    var inputEnded = false
 
     /// The peer's address once admitted (nil when it could not be read).
     var address: String?
@@ -81,6 +85,15 @@ final class Connection {
         self.fd = fd
         machine = FramingMachine(maxHeadBytes: server.configuration.maxHeaderSize,
                                  maxBodyBytes: server.configuration.maxBodySize, budget: server.bodyBudget)
+        bodyBuffer = evbuffer_new()
+    }
+
+    deinit { evbuffer_free(bodyBuffer) }
+
+    /// Drops what was received of the body being read.
+    func discardBody() {
+        chunkedBody = []
+        evbuffer_drain(bodyBuffer, evbuffer_get_length(bodyBuffer))
     }
 
     /// Makes the bufferevent and starts reading; false when libevent cannot (the caller closes).
@@ -122,7 +135,10 @@ final class Connection {
     private func written() {
         switch state {
         case .open:
-            if current == nil { resumeReading() }
+            if current == nil {
+                resumeReading()
+                finishIfInputEnded()
+            }
         case .closing:
             linger()
         case .handingOff(let handOff):
@@ -132,12 +148,27 @@ final class Connection {
         }
     }
 
-    /// End of file, an error, or the write timeout: the client is gone or stuck.
+    /// End of file, an error, or the write timeout: the client is gone or stuck — or, at end of
+    /// file alone, done sending: what it sent before is still answered, then the connection closes.
     private func failed(_ what: Int16) {
-        if case .handingOff(let handOff) = state {
-            handOff.clientLeft()
+        let endOfInput = what & Int16(BEV_EVENT_EOF) != 0 && what & Int16(BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT) == 0
+        switch state {
+        case .open where endOfInput:
+            inputEnded = true
+            if current == nil { resumeReading() }
+            finishIfInputEnded()
+        case .closing where endOfInput:
+            break   // the last answer is still being written
+        default:
+            close()
         }
-        close()
+    }
+
+    /// After the client's end of file: once nothing is in flight, the connection closes (after
+    /// writing what waits).
+    func finishIfInputEnded() {
+        guard inputEnded, isOpen, current == nil else { return }
+        if bufferedOutput > 0 { closeAfterWriting() } else { close() }
     }
 
     // MARK: Closing
@@ -150,7 +181,7 @@ final class Connection {
         machine.refuse()
         machineClock = machine.clock
         reading = nil
-        body = []
+        discardBody()
         clock = .none
         stopTimer()
         if bufferedOutput == 0 { linger() }
@@ -177,8 +208,12 @@ final class Connection {
     /// Closes now: the socket, the timer, the bufferevent; the server forgets the connection.
     func close() {
         if case .closed = state { return }
-        let handedOff: Bool
-        if case .handingOff = state { handedOff = true } else { handedOff = false }
+        var handedOff = false
+        if case .handingOff(let handOff) = state {
+            // The socket never reached the worker: it drops the stream (the stream's slot).
+            handOff.clientLeft()
+            handedOff = true
+        }
         state = .closed
         releaseResources()
         syscall("close", tolerating: "the descriptor is gone either way") { Foundation.close(fd) }
@@ -196,7 +231,7 @@ final class Connection {
         }
         clock = .none
         machine.close()
-        body = []
+        discardBody()
         reading = nil
         if let bufferevent {
             bufferevent_free(bufferevent)
