@@ -91,13 +91,13 @@ final class ObjectPreferenceRoutesTests: XCTestCase {
         ]
         for (value, member) in cases {
             let reply = try server.put("theme", value)
-            assertProblem(reply, 422, "\(value)")
-            XCTAssertTrue(reply.text.contains("property \\\"\(member)\\\""), "\(value): \(reply.text)")
+            let detail = assertProblem(reply, 422, "\(value)")["errors"]?[0]?["detail"]?.stringValue ?? ""
+            XCTAssertEqual(detail.split(separator: "\"").dropFirst().first.map(String.init), member, "\(value): \(reply.text)")
+            XCTAssertEqual(detail.split(separator: "\"").first, "property ", "\(value): \(reply.text)")
         }
         for value: Any in ["red", 3, [["color": "red"]]] {
             let reply = try server.put("theme", value)
-            assertProblem(reply, 422)
-            XCTAssertTrue(reply.text.contains("expected a value of type object"), reply.text)
+            XCTAssertEqual(assertProblem(reply, 422)["errors"], [["key": "theme", "detail": "expected a value of type object"]])
         }
         XCTAssertEqual(try server.get("/preferences/theme").value?["revision"], 0)
     }
@@ -179,13 +179,13 @@ final class ObjectPreferenceRoutesTests: XCTestCase {
         var big: [String: String] = [:]
         for i in 0..<100 { big["k\(i)"] = String(repeating: "x", count: 700) }
         let tooBig = try server.put("extras", big)
-        assertProblem(tooBig, 422)
-        XCTAssertTrue(tooBig.text.contains("65536 bytes"), tooBig.text)
+        XCTAssertEqual(assertProblem(tooBig, 422)["errors"], [["key": "extras", "detail": "must be at most 65536 bytes as JSON"]])
         var deep: Any = ["leaf": 1]
         for _ in 0..<40 { deep = ["n": deep] }
         let tooDeep = try server.put("extras", deep)
-        assertProblem(tooDeep, 422)
-        XCTAssertTrue(tooDeep.text.contains("32 deep"), tooDeep.text)
+        let path = Array(repeating: "n", count: 32).joined(separator: ".")
+        XCTAssertEqual(assertProblem(tooDeep, 422)["errors"],
+                       [["key": "extras", "detail": .string("property \"\(path)\" must not nest objects more than 32 deep")]])
         XCTAssertEqual(try server.get("/preferences/extras").value?["revision"], 0)
     }
 
