@@ -58,13 +58,16 @@ extension PostgresStore: ScheduleStore {
         return try rows.first.map(Self.schedule)
     }
 
-    public func schedules(environment: String, state: StoredSchedule.State?, limit: Int) async throws -> [StoredSchedule] {
+    public func schedules(environment: String, state: StoredSchedule.State?, after: ScheduleCursor?, limit: Int) async throws -> [StoredSchedule] {
         let count = Int64(max(0, limit))
         let wanted = state?.rawValue
+        let afterAt = after?.at
+        let afterID = after?.id
         let rows = try await scheduleQuery { [logger] connection in
             try await connection.query("""
                 SELECT \(unescaped: Self.columns) FROM schedule
                  WHERE environment = \(environment) AND (\(wanted)::text IS NULL OR state = \(wanted)::text)
+                   AND (\(afterAt)::bigint IS NULL OR (at, id) > (\(afterAt)::bigint, \(afterID)::text))
                  ORDER BY at, id LIMIT \(count)
                 """, logger: logger).collect()
         }
