@@ -108,7 +108,24 @@ final class YAMLParserTests: XCTestCase {
         assertRefused("a: &x 1\n", line: 1, "anchors")
         assertRefused("a: b: c\n", line: 1, "mapping values")
         assertRefused("a: 1\nb: [1,\n", line: 3, "expected")
-        assertRefused("a: " + String(repeating: "[", count: 3_000) + "\n", line: 1, "nests")
+        // libyaml's scanner meets flow openers ahead of its events: its own limit (1,000) says so.
+        assertRefused("a: " + String(repeating: "[", count: 3_000) + "\n", line: 1, "nest")
         XCTAssertThrowsError(try YAMLParser.parse([0x61, 0x3A, 0x20, 0xFF]))
+        assertRefused("a: *x\n", line: 1, "anchors")
+        assertRefused("a: [1, &x 2]\n", line: 1, "anchors")
+        assertRefused("- &x {a: 1}\n- *x\n", line: 1, "anchors")
+        let deepBlock = (0..<600).map { String(repeating: " ", count: $0) + "k:" }.joined(separator: "\n") + " 1\n"
+        assertRefused(deepBlock, line: 1, "nests")
+    }
+
+    /// An ampersand inside a scalar is text, not an anchor: the fuzzer found the emitter's own
+    /// `".inf,&"` and `'SuStgit00":&'` refused by the earlier textual scan.
+    func testAnAmpersandInsideAScalarIsText() throws {
+        for text in [".inf,&", "SuStgit00\":&", "R & D", "R&D", "a :&b", "x, &y", "[&]", "{&: 1}"] {
+            let tree = YAMLNode.map([("a", .string(text))])
+            let written = YAMLEmitter.document(tree)
+            XCTAssertEqual(try parse(written), tree, written)
+        }
+        XCTAssertEqual(try parse("a: R&D\nb: x &y\n"), .map([("a", .string("R&D")), ("b", .string("x &y"))]))
     }
 }

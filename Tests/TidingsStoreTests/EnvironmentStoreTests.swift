@@ -148,7 +148,7 @@ final class EnvironmentStoreTests: XCTestCase {
     }
 
     /// Schema v5 and rows as the release before environments wrote them.
-    private static func writeDatabaseFromBeforeEnvironments(path: String) throws {
+    static func writeDatabaseFromBeforeEnvironments(path: String) throws {
             let old = try DatabaseQueue(path: path)
             try Schema.migrator.migrate(old, upTo: "v5")
             try old.write { db in

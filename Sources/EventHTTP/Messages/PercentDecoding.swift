@@ -3,6 +3,13 @@ enum PercentDecoding {
     /// Decodes `%XX` escapes (and `+` as space when `plusAsSpace`). Returns nil for a broken
     /// escape or bytes that are not UTF-8, so callers can answer 400/404 instead of guessing.
     static func decode<S: StringProtocol>(_ text: S, plusAsSpace: Bool = false) -> String? {
+        // The common case, nothing to decode, found by a scan of the contiguous bytes
+        // (``ByteScan``): a 14 KB segment cost an unoptimised build 1 ms through the iterator.
+        let untouched = text.utf8.withContiguousStorageIfAvailable { buffer in
+            ByteScan.firstOffset(of: UInt8(ascii: "%"), in: buffer) == nil
+                && (!plusAsSpace || ByteScan.firstOffset(of: UInt8(ascii: "+"), in: buffer) == nil)
+        }
+        if untouched == true { return String(text) }
         var needsWork = false
         for byte in text.utf8 where byte == UInt8(ascii: "%") || (plusAsSpace && byte == UInt8(ascii: "+")) {
             needsWork = true

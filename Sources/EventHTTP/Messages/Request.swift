@@ -27,7 +27,7 @@ public struct Request: Sendable {
             // Scanned as contiguous bytes: `utf8.firstIndex(of:)` went index by index (~500
             // instructions for a short path).
             var bytes = target
-            let mark = bytes.withUTF8 { $0.firstIndex(of: UInt8(ascii: "?")) }
+            let mark = bytes.withUTF8 { ByteScan.firstOffset(of: UInt8(ascii: "?"), in: $0) }
             if let mark {
                 let utf8 = target.utf8
                 let question = utf8.index(utf8.startIndex, offsetBy: mark)

@@ -185,17 +185,26 @@ public final class Router {
     /// Path segments after the leading `/`; `/` alone is one empty segment... none.
     /// Split on the UTF-8 bytes: `/` is ASCII, so every split point is a character boundary,
     /// and `Character`-based splitting paid for grapheme breaking on every request.
+    /// The slashes are found by ``ByteScan`` over the contiguous bytes, not index by index.
     static func segments(_ path: String) -> [Substring] {
         let utf8 = path.utf8
+        var copy = path
+        let slashes: [Int] = copy.withUTF8 { buffer in
+            var offsets: [Int] = []
+            var from = 0
+            while from < buffer.count,
+                  let found = ByteScan.firstOffset(of: UInt8(ascii: "/"), in: UnsafeBufferPointer(rebasing: buffer[from...])) {
+                offsets.append(from + found)
+                from += found + 1
+            }
+            return offsets
+        }
         var parts: [Substring] = []
         var start = utf8.startIndex
-        var index = start
-        while index != utf8.endIndex {
-            if utf8[index] == UInt8(ascii: "/") {
-                parts.append(path[start..<index])
-                start = utf8.index(after: index)
-            }
-            index = utf8.index(after: index)
+        for offset in slashes {
+            let slash = utf8.index(utf8.startIndex, offsetBy: offset)
+            parts.append(path[start..<slash])
+            start = utf8.index(after: slash)
         }
         parts.append(path[start..<utf8.endIndex])
         if parts.first?.isEmpty == true { parts.removeFirst() }

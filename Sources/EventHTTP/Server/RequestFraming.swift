@@ -61,27 +61,28 @@ enum RequestFraming {
     static func parseHead(_ bytes: ArraySlice<UInt8>, maxBodyBytes: Int) -> Result<ParsedHead, FramingRefusal> {
         var lines: [ArraySlice<UInt8>] = []
         var start = bytes.startIndex
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == lf {
-                var end = index
-                if end > start, bytes[end - 1] == cr { end -= 1 }
-                lines.append(bytes[start..<end])
-                start = index + 1
-            }
-            index += 1
+        while start < bytes.endIndex, let index = ByteScan.firstIndex(of: lf, in: bytes[start...]) {
+            var end = index
+            if end > start, bytes[end - 1] == cr { end -= 1 }
+            lines.append(bytes[start..<end])
+            start = index + 1
         }
         if start < bytes.endIndex { lines.append(bytes[start..<bytes.endIndex]) }
         guard let requestLine = lines.first else { return .failure(bad("The request line is missing.")) }
 
         // Request line: method SP target SP HTTP/x.y, single spaces, nothing else.
-        let parts = requestLine.split(separator: sp, omittingEmptySubsequences: false)
+        var parts: [ArraySlice<UInt8>] = []
+        var partStart = requestLine.startIndex
+        while parts.count < 3, let space = ByteScan.firstIndex(of: sp, in: requestLine[partStart...]) {
+            parts.append(requestLine[partStart..<space])
+            partStart = space + 1
+        }
+        parts.append(requestLine[partStart...])
         guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, !parts[2].isEmpty else {
             return .failure(bad("The request line must be 'METHOD target HTTP/1.1'."))
         }
-        guard parts[0].allSatisfy(isTokenByte) else { return .failure(bad("The method is not a token.")) }
-        guard parts[1].allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
+        guard ByteScan.all(parts[0], isTokenByte) else { return .failure(bad("The method is not a token.")) }
+        guard ByteScan.all(parts[1], { $0 > 0x20 && $0 != 0x7F }) else {
             return .failure(bad("The request target contains spaces or control characters."))
         }
         let minor: Int
@@ -105,15 +106,15 @@ enum RequestFraming {
             if first == sp || first == tab {
                 return .failure(bad("Folded header lines (starting with whitespace) are not accepted."))
             }
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else {
+            guard let colon = ByteScan.firstIndex(of: UInt8(ascii: ":"), in: line), colon > line.startIndex else {
                 return .failure(bad("A header line has no name or no colon."))
             }
             let name = line[line.startIndex..<colon]
-            guard name.allSatisfy(isTokenByte) else {
+            guard ByteScan.all(name, isTokenByte) else {
                 return .failure(bad("A header name contains whitespace or a character that is not allowed."))
             }
             let raw = line[(colon + 1)...]
-            guard raw.allSatisfy({ $0 == tab || ($0 >= 0x20 && $0 != 0x7F) }) else {
+            guard ByteScan.all(raw, { $0 == tab || ($0 >= 0x20 && $0 != 0x7F) }) else {
                 return .failure(bad("A header value contains a control character."))
             }
             let value = trimmed(raw)

@@ -59,7 +59,7 @@ extension TidingsApplication {
     /// registers `POST /stream-tickets`. Called once, by `init`.
     static func makeRoutes(configuration: TidingsConfiguration, credentials: Credentials, router: Router) -> APIRoutes {
         let tickets = StreamTicketStore()
-        let routes = APIRoutes(router: router, credentials: credentials, tickets: tickets,
+        var routes = APIRoutes(router: router, credentials: credentials, tickets: tickets,
                                cors: CORSPolicy(origins: configuration.corsOrigins))
         let issue: RouteHandler = { request, responder in
             // Tickets matter only while streams need a credential; an open server still
@@ -91,9 +91,8 @@ extension TidingsApplication {
                                  headers: [.cacheControl: "no-store"]))
         }
         routes.readingPosts.post("/stream-tickets", issue)
-        // Under an environment too (API.md "Environments"): the access check refuses a
-        // credential that does not reach it, and a ticket is good only where its credential is.
-        routes.readingPosts.post(EnvironmentRoutes.prefix + "/stream-tickets", issue)
+        // Under an environment too, registered with the environments (TidingsResources).
+        routes.issueTicket = issue
         return routes
     }
 }

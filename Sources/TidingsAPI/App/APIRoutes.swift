@@ -13,6 +13,9 @@ struct APIRoutes {
     /// POSTs that only read (stream tickets, OFREP evaluations, which carry a context): they
     /// are authorised as reads.
     let readingPosts: RouteGroup
+    /// `POST /stream-tickets`' handler, which the environments' resources also register under
+    /// `/environments/{env}` (once they know which environments exist).
+    var issueTicket: RouteHandler = { _, _ in }
 
     /// The groups on `router`, checked by `credentials` (no check at all when it has no tokens
     /// and no `--tokens` file; then the resources refuse writes from other sites' pages, see

@@ -53,7 +53,8 @@ extension OpenAPIContract {
         guard case .mapping? = response["content"] else { return response }
         var coded = response
         if read { coded = addingHeader("Cache-Control", .ref("#/components/headers/CacheControl"), to: coded, replace: false) }
-        coded = addingHeader("Vary", .ref("#/components/headers/Vary"), to: coded, replace: true)
+        // A response that varies on more than the coding (export also names `Accept`) keeps its own.
+        coded = addingHeader("Vary", .ref("#/components/headers/Vary"), to: coded, replace: false)
         coded = addingHeader("Content-Encoding", .ref("#/components/headers/ContentEncoding"), to: coded, replace: true)
         // A revision tag may be the gzip representation's.
         return coded

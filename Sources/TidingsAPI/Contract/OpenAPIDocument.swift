@@ -8,7 +8,7 @@ enum OpenAPIContract {}
 
 /// The HTTP contract of a running server (`GET /openapi.yaml`): `openapi.base.yaml` with, merged
 /// in, what its preference declarations decide — every declared key gets its own paths and exact
-/// value schemas.
+/// value schemas — and the `/environments/{env}` family of every environment's paths.
 public enum OpenAPIDocument {
     /// The YAML text for `declarations` (ends with a newline).
     public static func yaml(for declarations: [PreferenceDeclaration]) -> String {
@@ -42,6 +42,7 @@ public enum OpenAPIDocument {
             (["components", "schemas", "PreferenceDeclarations", "required"], keys),
             (["components", "schemas", "PreferenceDeclarations", "properties"], all.declarationsProperties),
             (["components", "schemas", "PreferencesRollback", "properties", "keys", "items", "enum"], keys),
+            (["components", "schemas", "Promote", "properties", "keys", "items", "enum"], keys),
         ]
         for (path, value) in slots { document = document.filling(path, with: value) }
 
@@ -55,10 +56,12 @@ public enum OpenAPIDocument {
             schemas += preference.schemas
             responses.append((preference.streamResponseName, preference.streamResponse(genericStream)))
         }
-        return document
+        document = document
             .inserting(paths, at: ["paths"], after: "/preferences/events")
             .inserting(schemas, at: ["components", "schemas"], after: "PreferenceDeclarations")
             .inserting(responses, at: ["components", "responses"], after: "EventStream")
+        // Every environment's paths, once, under `/environments/{env}` (EnvironmentPaths.swift).
+        return document.filling(["paths"], with: OpenAPIContract.addingEnvironments(to: document.at(["paths"])))
     }
 }
 

@@ -28,6 +28,10 @@ final class ChangeFeed {
     private var waiters: [(revision: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
     private var reading = false
     private var readRequested = false
+    /// Reads of the store started and finished, and who waits for one (``caughtUp()``).
+    private var readsStarted = 0
+    private var readsFinished = 0
+    private var readWaiters: [(read: Int, continuation: CheckedContinuation<Void, Never>)] = []
     private var retryDelay: Duration = .milliseconds(50)
     private var stopped = false
     /// Changes read per store round trip.
@@ -112,6 +116,17 @@ final class ChangeFeed {
         await withCheckedContinuation { waiters.append((revision, $0)) }
     }
 
+    /// Returns once a read of the store that started after this call has finished, so what
+    /// another writer committed before the call is applied (unless the store could not be read).
+    /// Callers meanwhile share that one read: the store sees one read at a time however many ask.
+    func caughtUp() async {
+        guard !stopped else { return }
+        let target = readsStarted + 1
+        ring()
+        if readsFinished >= target { return }
+        await withCheckedContinuation { readWaiters.append((target, $0)) }
+    }
+
     private func applyPending() {
         while let next = pending.removeValue(forKey: state.revision + 1) {
             if state.apply(next) { history.applied(next.change) }
@@ -138,9 +153,15 @@ final class ChangeFeed {
         guard readRequested, !reading, !stopped else { return }
         readRequested = false
         reading = true
+        readsStarted += 1
+        let number = readsStarted
         Task { @MainActor in
             await read()
             reading = false
+            readsFinished = number
+            let finished = readWaiters.filter { $0.read <= number }
+            readWaiters.removeAll { $0.read <= number }
+            for waiter in finished { waiter.continuation.resume() }
             readIfRequested()
         }
     }

@@ -108,6 +108,7 @@ public final class TidingsResources {
         starting = false
         feed.apply(to: environments)
         feed.start()
+        environments.catchUp = { [feed] in await feed.caughtUp() }
         environmentRoutes = EnvironmentRoutes(environments: environments)
 
         let routes = app.routes
@@ -138,6 +139,16 @@ public final class TidingsResources {
             runner.start()
             // Before the writes drain: a schedule being applied finishes, no new one starts.
             app.addShutdownTask { runner.stop() }
+        }
+        // `POST /environments/{env}/stream-tickets` (API.md "Environments"): the access check
+        // refuses a credential that does not reach the environment, a ticket is good only where
+        // its credential is, and an unknown environment is a 404 like every path under it.
+        routes.readingPosts.post(EnvironmentRoutes.prefix + "/stream-tickets") { [environments, issue = routes.issueTicket] request, responder in
+            let name = request.environmentName
+            environments.knowing([name]) {
+                guard environments.context(name) != nil else { return responder.send(.problem(Problems.unknownEnvironment(name))) }
+                do { try issue(request, responder) } catch { responder.send(.error(error)) }
+            }
         }
         EnvironmentResourceRoutes(environments: environments, store: store) { [credentials = app.credentials] request, name in
             credentials.policy.mayReach(name, request: request)

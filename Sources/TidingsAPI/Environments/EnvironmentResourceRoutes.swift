@@ -36,12 +36,35 @@ struct EnvironmentResourceRoutes {
                                  headers: [.cacheControl: "no-cache"]))
         }
         router.get(EnvironmentRoutes.prefix) { request, responder in
-            let context = try existing(request)
-            responder.send(.json(bytes: Array(Self.record(context).utf8), headers: [.cacheControl: "no-cache"]))
+            knowingNames(request, responder) {
+                let context = try existing(request)
+                responder.send(.json(bytes: Array(Self.record(context).utf8), headers: [.cacheControl: "no-cache"]))
+            }
         }
-        router.put(EnvironmentRoutes.prefix) { request, responder in try create(request, responder) }
-        router.delete(EnvironmentRoutes.prefix) { request, responder in try delete(request, responder) }
-        router.post(EnvironmentRoutes.prefix + "/promote") { request, responder in try promote(request, responder) }
+        router.put(EnvironmentRoutes.prefix) { request, responder in knowingNames(request, responder) { try create(request, responder) } }
+        router.delete(EnvironmentRoutes.prefix) { request, responder in knowingNames(request, responder) { try delete(request, responder) } }
+        router.post(EnvironmentRoutes.prefix + "/promote") { request, responder in
+            knowingNames(request, responder) { try promote(request, responder) }
+        }
+    }
+
+    /// The environments a request names: its path's, and a body's `from` or `copyFrom`.
+    private struct NamedSource: Decodable {
+        let from: String?
+        let copyFrom: String?
+    }
+
+    /// Runs `handler` once every environment the request names is known here if it exists
+    /// (``Environments/knowing(_:then:)``: one created through another instance a moment ago),
+    /// answering what it throws.
+    private func knowingNames(_ request: Request, _ responder: Responder, _ handler: @escaping @MainActor () throws -> Void) {
+        var names = [request.environmentName]
+        if !request.body.isEmpty, let source = try? JSONDecoder().decode(NamedSource.self, from: Data(request.body)) {
+            names += [source.from, source.copyFrom].compactMap { $0 }
+        }
+        environments.knowing(names) {
+            do { try handler() } catch { responder.send(.error(error)) }
+        }
     }
 
     // MARK: Create
@@ -53,6 +76,8 @@ struct EnvironmentResourceRoutes {
                                  detail: "An environment's name matches ^[a-z][a-z0-9-]{0,31}$; \"\(String(name.prefix(64)))\" does not.")
         }
         let body = request.body.isEmpty ? CreateBody(copyFrom: nil, asOf: nil) : try request.decode(CreateBody.self)
+        // A bad `Tidings-Reason` is refused also when there is nothing to write.
+        do { _ = try WriteAuthor(request, credentials: environments.main.writes.credentials) } catch { throw Problems.forWrite(error) }
         if let existing = environments.context(name) {
             return responder.send(.json(bytes: Array(Self.record(existing).utf8), headers: [.cacheControl: "no-cache"]))
         }
@@ -70,7 +95,7 @@ struct EnvironmentResourceRoutes {
         } else if body.asOf != nil {
             throw Problems.invalid("'asOf' needs 'copyFrom': a new environment starts from the declared defaults.")
         }
-        let point = try body.asOf.map { raw throws(ProblemDetails) in try AsOfReads.point(raw.text) }
+        let point = try body.asOf.map(Self.point)
         let limit = environments.limit
         let main = environments.main
         read(source, at: point, responder: responder) { values, things in
@@ -84,12 +109,15 @@ struct EnvironmentResourceRoutes {
             main.writes.submit(.operations(operations, environment: name, ifRevision: nil), from: request) { result in
                 switch result {
                 case .success, .failure(.environment(.exists)):
-                    guard let created = environments.context(name) else {
-                        return responder.send(.problem(Problems.unknownEnvironment(name)))
+                    // Created through another instance meanwhile: its change may still be on its way here.
+                    environments.knowing([name]) {
+                        guard let created = environments.context(name) else {
+                            return responder.send(.problem(Problems.unknownEnvironment(name)))
+                        }
+                        let status: HTTPResponse.Status = result.isSuccess ? .created : .ok
+                        responder.send(.json(bytes: Array(Self.record(created).utf8), status: status,
+                                             headers: [.location: "/environments/" + name, .cacheControl: "no-cache"]))
                     }
-                    let status: HTTPResponse.Status = result.isSuccess ? .created : .ok
-                    responder.send(.json(bytes: Array(Self.record(created).utf8), status: status,
-                                         headers: [.location: "/environments/" + name, .cacheControl: "no-cache"]))
                 case let .failure(failure):
                     responder.send(.problem(Problems.forWrite(failure)))
                 }
@@ -139,8 +167,8 @@ struct EnvironmentResourceRoutes {
             }
             keys = declared.filter(Set(named).contains)
         }
-        let point = try body.asOf.map { raw throws(ProblemDetails) in try AsOfReads.point(raw.text) }
-        let dryRun = request.query("dryRun") == "true"
+        let point = try body.asOf.map(Self.point)
+        let dryRun = try ApplyRoutes.flag(request, "dryRun")
         let promoteThings = body.things == true
         var author: WriteAuthor
         do { author = try WriteAuthor(request, credentials: target.writes.credentials) } catch { throw Problems.forWrite(error) }
@@ -229,6 +257,16 @@ struct EnvironmentResourceRoutes {
                     .flatMap { TidingsState.preferenceValue(json: $0, declaration: declaration) } ?? declaration.defaultValue
             }
             then(values, past.things)
+        }
+    }
+
+    /// A body's `asOf` as a point of the history; neither a revision nor a time is invalid
+    /// content (422), not a malformed query.
+    private static func point(_ raw: FlexibleRevision) throws(ProblemDetails) -> HistoryPoint {
+        do {
+            return try AsOfReads.point(raw.text)
+        } catch {
+            throw Problems.invalid(error.detail, errors: [.init(key: "asOf", detail: "neither a revision nor an RFC 3339 time")])
         }
     }
 

@@ -70,8 +70,14 @@ final class EnvironmentRoutes {
         let environments = self.environments
         group.on(method, Self.prefix + template) { request, responder in
             let name = request.parameter(Self.parameter) ?? ""
-            guard let handler = environments.context(name)?.handlers[key] else { throw Problems.unknownEnvironment(name) }
-            try handler(request, responder)
+            if let handler = environments.context(name)?.handlers[key] { return try handler(request, responder) }
+            // Perhaps created through another instance a moment ago: ask the store first.
+            environments.knowing([name]) {
+                guard let handler = environments.context(name)?.handlers[key] else {
+                    return responder.send(.problem(Problems.unknownEnvironment(name)))
+                }
+                do { try handler(request, responder) } catch { responder.send(.error(error)) }
+            }
         }
     }
 }

@@ -27,6 +27,14 @@ final class Environments: AppliesChanges {
     var onCreate: [@MainActor (EnvironmentContext) -> Void] = []
     /// `--max-environments`.
     let limit: Int
+    /// Reads what other instances committed and applies it (``ChangeFeed/caughtUp()``); set once
+    /// the feed runs.
+    var catchUp: (@MainActor () async -> Void)?
+    /// Requests waiting in ``knowing(_:then:)``, and how many may.
+    private var waiting = 0
+    static let maxWaiting = 1024
+    /// How long a request waits for the store before its environment counts as unknown.
+    static let catchUpDeadline: Duration = .seconds(1)
 
     init(main: EnvironmentContext, snapshot: StoreSnapshot, limit: Int, logger: Logger, factory: @escaping Factory) {
         self.main = main
@@ -42,6 +50,33 @@ final class Environments: AppliesChanges {
 
     /// The environment `name`, or nil when there is none.
     func context(_ name: String) -> EnvironmentContext? { contexts[name] }
+
+    /// Runs `then` now when every one of `names` is an environment here (or cannot be one), else
+    /// once this instance has read what other instances committed: an environment created
+    /// through another instance is in the store before its change reaches this one (up to about
+    /// 100 ms), and must not be a 404 meanwhile. Cheap for random names: waiting requests share
+    /// the change feed's one read at a time (an empty page when nothing is new), at most
+    /// ``maxWaiting`` wait (beyond, and after ``catchUpDeadline``, `then` runs as things stand).
+    func knowing(_ names: [String], then: @escaping @MainActor () -> Void) {
+        let unknown = names.contains { contexts[$0] == nil && EnvironmentName.isValid($0) }
+        guard unknown, let catchUp, waiting < Self.maxWaiting else { return then() }
+        waiting += 1
+        var answered = false
+        let answer: @MainActor () -> Void = { [weak self] in
+            guard !answered else { return }
+            answered = true
+            self?.waiting -= 1
+            then()
+        }
+        Task { @MainActor in
+            await catchUp()
+            answer()
+        }
+        Task { @MainActor in
+            try? await Task.sleep(for: Self.catchUpDeadline)
+            answer()
+        }
+    }
 
     /// Every environment, `default` first, then by name.
     var all: [EnvironmentContext] {

@@ -1,3 +1,4 @@
+import CYaml
 import Yams
 
 /// What every YAML text the server reads is held to — request bodies (``YAMLDocumentReader``)
@@ -7,67 +8,53 @@ enum YAMLRules {
         let detail: String
     }
 
-    /// Deepest nesting accepted (an upper bound computed from the text, see ``checkShape(_:)``).
-    static let maxNesting = 2_000
+    /// Deepest nesting accepted (sequences and mappings, counted by ``checkShape(_:)``).
+    /// Below libyaml's own limit (1,000), so the refusal is ours and says what it is.
+    static let maxNesting = 512
 
-    // MARK: Bounds, before Yams reads a byte
+    // MARK: Bounds, before Yams composes a node
 
-    /// Refuses anchors (`&name`; a text such as `R & D` or `R&D` is not one) and nesting
-    /// deeper than ``maxNesting``. The bound is safe, not exact:
-    /// flow nesting is at most the number of `[` and `{` in the text, and block nesting at most
-    /// the column where a line's content starts (after its indentation and any `- `, `? `, `: `
-    /// indicators), since every nested block node starts further right than its parent.
+    /// Refuses anchors and aliases (`&name`, `*name`) and nesting deeper than ``maxNesting``,
+    /// exactly: libyaml's own event parser (iterative, no recursion) walks the text once, and the
+    /// first anchor, alias or level too deep refuses it. Yams' composer is recursive and expands
+    /// an alias into the anchored node, so an alias bomb or a deep text must never reach it.
+    /// A syntax error ends the walk quietly: Yams then stops at the same place and names it.
     static func checkShape(_ bytes: [UInt8]) throws(Refusal) {
-        var flowOpeners = 0
-        var deepestColumn = 0
-        var atLineStart = true
-        var column = 0
-        var previous: UInt8 = UInt8(ascii: "\n")
-        var sawAmpersand = false
-        for byte in bytes {
-            if sawAmpersand {
-                sawAmpersand = false
-                if !isSeparator(byte) {
-                    throw Refusal(detail: "YAML anchors and aliases (&name, *name) are not accepted; write each value out.")
-                }
-            }
-            switch byte {
-            case UInt8(ascii: "\n"):
-                atLineStart = true
-                column = 0
-                previous = byte
-                continue
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                flowOpeners += 1
-            case UInt8(ascii: "&"):
-                // An anchor starts a token: after a separator, before a name. Without anchors
-                // an alias (`*name`) has nothing to name, and Yams refuses it.
-                if isSeparator(previous) {
-                    sawAmpersand = true
-                }
-            default: break
-            }
-            if atLineStart {
-                if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "?")
-                    || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "\t") {
-                    column += 1
-                } else {
-                    atLineStart = false
-                    deepestColumn = max(deepestColumn, column)
-                }
-            }
-            previous = byte
+        var parser = yaml_parser_t()
+        guard yaml_parser_initialize(&parser) == 1 else {
+            throw Refusal(detail: "The YAML reader could not start (out of memory).")
         }
-        if atLineStart { deepestColumn = max(deepestColumn, column) }
-        if flowOpeners + deepestColumn > maxNesting {
-            throw Refusal(detail: "The YAML document nests too deeply (or opens more than \(maxNesting) [ and { in all).")
+        defer { yaml_parser_delete(&parser) }
+        var refusal: Refusal?
+        bytes.withUnsafeBufferPointer { buffer in
+            yaml_parser_set_input_string(&parser, buffer.baseAddress, buffer.count)
+            yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING)
+            var depth = 0
+            var event = yaml_event_t()
+            while yaml_parser_parse(&parser, &event) == 1 {
+                defer { yaml_event_delete(&event) }
+                let type = event.type
+                if type == YAML_STREAM_END_EVENT { return }
+                let anchored: Bool
+                switch type {
+                case YAML_ALIAS_EVENT: anchored = true
+                case YAML_SCALAR_EVENT: anchored = event.data.scalar.anchor != nil
+                case YAML_SEQUENCE_START_EVENT: anchored = event.data.sequence_start.anchor != nil; depth += 1
+                case YAML_MAPPING_START_EVENT: anchored = event.data.mapping_start.anchor != nil; depth += 1
+                case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT: anchored = false; depth -= 1
+                default: anchored = false
+                }
+                if anchored {
+                    refusal = Refusal(detail: "YAML anchors and aliases (&name, *name) are not accepted; write each value out.")
+                    return
+                }
+                if depth > maxNesting {
+                    refusal = Refusal(detail: "The YAML document nests deeper than \(maxNesting) levels.")
+                    return
+                }
+            }
         }
-    }
-
-    private static func isSeparator(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
-            || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "{") || byte == UInt8(ascii: ",")
-            || byte == UInt8(ascii: ":")
+        if let refusal { throw refusal }
     }
 
     // MARK: Scalars: YAML 1.2's core schema

@@ -42,7 +42,7 @@ struct ThingRoutes {
                 switch result {
                 case let .success(.thingAdded(thing, revision)):
                     responder.send(.json(ThingRecord(thing: thing, revision: revision), status: .created, headers: [
-                        .location: "/things/" + percentEncodedPathSegment(thing),
+                        .location: request.environmentPrefix + "/things/" + percentEncodedPathSegment(thing),
                         .eTag: EntityTag(revision: revision).header,
                     ]))
                 case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
