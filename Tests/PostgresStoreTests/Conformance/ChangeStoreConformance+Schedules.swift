@@ -8,8 +8,10 @@ import XCTest
 extension ChangeStoreConformance {
     static func aScheduleIsAppliedByItsOwnWriteExactlyOnce(_ maker: some ChangeStoreMaker) async throws {
         let database = try maker.newDatabase()
-        let a = try XCTUnwrap(try await maker.open(database, limits: ChangeStoreLimits()) as? any ChangeStore & ScheduleStore)
-        let b = try XCTUnwrap(try await maker.open(database, limits: ChangeStoreLimits()) as? any ChangeStore & ScheduleStore)
+        let openedA = try await maker.open(database, limits: ChangeStoreLimits())
+        let openedB = try await maker.open(database, limits: ChangeStoreLimits())
+        let a = try XCTUnwrap(openedA as? any ChangeStore & ScheduleStore)
+        let b = try XCTUnwrap(openedB as? any ChangeStore & ScheduleStore)
         let (one, two, three) = ("0000000000000001", "0000000000000002", "0000000000000003")
         for id in [one, two, three] {
             try await a.createSchedule(StoredSchedule(id: id, environment: "default", at: 100, body: "{}", createdBy: "api", createdAt: 0),
@@ -26,7 +28,8 @@ extension ChangeStoreConformance {
         // it (the same group commit, where the store batches) is not disturbed.
         var write = StoreWrite([set("age", "7")], actor: "api", reason: "scheduled \(one)")
         write.schedule = ScheduleCompletion(id: one, holder: "A", late: false)
-        async let refused: [Change] = a.commit(write)
+        let late = write
+        async let refused: [Change] = a.commit(late)
         async let plain: [Change] = a.commit(StoreWrite([set("other", "1")]))
         do {
             _ = try await refused
@@ -45,7 +48,8 @@ extension ChangeStoreConformance {
         write.schedule = ScheduleCompletion(id: one, holder: "B", late: true)
         let changes = try await b.commit(write)
         XCTAssertEqual(changes.map(\.revision), [2])
-        let applied = try XCTUnwrap(try await a.schedule(id: one))
+        let read = try await a.schedule(id: one)
+        let applied = try XCTUnwrap(read)
         XCTAssertEqual(applied.state, .applied)
         XCTAssertEqual(applied.revision, 2)
         XCTAssertEqual(applied.late, true)
