@@ -173,6 +173,7 @@ bench: bench-deps test-deps
 	Benchmarks/instances.sh
 	Benchmarks/apply.sh
 	Benchmarks/webhooks.sh
+	Benchmarks/environments.sh
 
 # libFuzzer over request framing, body decoding/validation and stream query/resume parsing
 # (Fuzz/run.sh; `make test` runs each target for a minute). FUZZ_SECONDS per target.

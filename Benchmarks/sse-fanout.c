@@ -22,6 +22,7 @@
  *                   [-w WRITE_PORT]   (PUTs to another instance: propagation A → B)
  *                   [-S N]   (streams from N loopback addresses 127.0.0.2..: N clients behind a proxy)
  *                   [-g]     (ask for gzip streams: `Accept-Encoding: gzip`; see below)
+ *                   [-e PREFIX] (streams and changes under PREFIX, e.g. /environments/staging)
  *                   [-V BYTES] (each value is "<run>-<i> " and about BYTES of English-like words, so
  *                               events are as large and as compressible as real text)
  *
@@ -64,6 +65,8 @@
 static const char *o_host = "127.0.0.1";
 static int o_port = 0;
 static const char *o_key = "name";
+/* -e: a path prefix for the streams and the changes, e.g. /environments/staging (issue 31). */
+static const char *o_prefix = "";
 static int o_streams = 10000;
 static int o_changes = 50;
 static int o_interval_ms = 100;
@@ -264,9 +267,9 @@ static int write_all(int fd, const char *buf, size_t n) {
 static void send_stream_request(struct conn *c) {
     char req[512];
     int n = snprintf(req, sizeof req,
-        "GET /preferences/%s/events HTTP/1.1\r\nHost: %s:%d\r\nAccept: text/event-stream\r\n"
+        "GET %s/preferences/%s/events HTTP/1.1\r\nHost: %s:%d\r\nAccept: text/event-stream\r\n"
         "Cache-Control: no-cache\r\n%s%s%s%s\r\n",
-        o_key, o_host, o_port, o_gzip ? "Accept-Encoding: gzip\r\n" : "",
+        o_prefix, o_key, o_host, o_port, o_gzip ? "Accept-Encoding: gzip\r\n" : "",
         o_token ? "Authorization: Bearer " : "", o_token ? o_token : "", o_token ? "\r\n" : "");
     if (write_all(c->fd, req, (size_t)n) < 0) { perror("write stream request"); }
 }
@@ -604,9 +607,9 @@ static void send_put(int i) {
     }
     bn += snprintf(body + bn, sizeof body - (size_t)bn, "\"}");
     int n = snprintf(req, sizeof req,
-        "%s /preferences/%s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
+        "%s %s/preferences/%s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
         "Content-Length: %d\r\n%s%s%s\r\n%s",
-        o_method, o_key, o_host, o_port, bn,
+        o_method, o_prefix, o_key, o_host, o_port, bn,
         o_token ? "Authorization: Bearer " : "", o_token ? o_token : "", o_token ? "\r\n" : "", body);
     g_send_ms[i] = now_ms();
     c_puts_sent++;
@@ -778,7 +781,7 @@ static int all_streams_done(void) {
 
 static void usage(const char *argv0) {
     fprintf(stderr,
-        "usage: %s -p PORT [-H HOST] [-k KEY] [-n STREAMS] [-m CHANGES] [-i INTERVAL_MS]\n"
+        "usage: %s -p PORT [-H HOST] [-k KEY] [-e PREFIX] [-n STREAMS] [-m CHANGES] [-i INTERVAL_MS]\n"
         "          [-P SERVER_PID] [-c CONNECT_WINDOW] [-T OPEN_TIMEOUT_S] [-W TAIL_S] [-t TOKEN] [-z PROBE_PATH]\n"
         "          [-M PUT|POST] [-I (do not check ids)] [-w WRITE_PORT (PUTs go to another instance)]\n"
         "          [-S SOURCES (streams from 127.0.0.2.. as that many clients)] [-g (gzip streams)] [-V VALUE_BYTES]\n"
@@ -788,11 +791,12 @@ static void usage(const char *argv0) {
 
 int main(int argc, char **argv) {
     int opt;
-    while ((opt = getopt(argc, argv, "H:p:k:n:m:i:P:c:T:W:t:z:M:Ihw:S:gV:")) != -1) {
+    while ((opt = getopt(argc, argv, "H:p:k:e:n:m:i:P:c:T:W:t:z:M:Ihw:S:gV:")) != -1) {
         switch (opt) {
         case 'H': o_host = optarg; break;
         case 'p': o_port = atoi(optarg); break;
         case 'k': o_key = optarg; break;
+        case 'e': o_prefix = optarg; break;
         case 'n': o_streams = atoi(optarg); break;
         case 'm': o_changes = atoi(optarg); break;
         case 'i': o_interval_ms = atoi(optarg); break;

@@ -37,6 +37,7 @@ final class AccessTests: XCTestCase {
         let log = server.log
         XCTAssertFalse(log.isEmpty)
         for secret in [api, reader, ticket, "guess-\(api)"] {
+            // substring: a secret must appear nowhere in the log, in whatever field or message.
             XCTAssertFalse(log.contains(secret), "secret in the log:\n\(log)")
         }
     }

@@ -26,7 +26,8 @@ final class CapacityMetricsTests: XCTestCase {
             let refused = try server.get("/things/events", headers: ["Accept": "text/event-stream"])
             XCTAssertEqual(refused.status, 200)
             XCTAssertEqual(refused.header("Content-Type"), "text/event-stream")
-            let retry = try XCTUnwrap(refused.text.range(of: "retry: ").flatMap { Int(refused.text[$0.upperBound...].prefix { $0.isNumber }) },
+            var parser = ServerSentEventParser()
+            let retry = try XCTUnwrap(parser.feed(refused.body).compactMap { if case let .retry(ms) = $0 { ms } else { nil } }.first,
                                       refused.text)
             XCTAssertTrue((1_500...4_500).contains(retry), "\(retry)")
         }

@@ -14,10 +14,8 @@ final class CompressedStreamsTests: XCTestCase {
 
     /// `tidings_<name>` samples from `/metrics`, by their label text.
     private func counter(_ server: TidingsProcess, _ name: String, labels: String = "") throws -> Int {
-        let text = try server.get("/metrics").text
-        let prefix = "tidings_\(name)\(labels) "
-        let line = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix(prefix) }, "no \(prefix) in /metrics")
-        return try XCTUnwrap(Int(line.dropFirst(prefix.count)))
+        let series = "tidings_\(name)\(labels)"
+        return try Int(XCTUnwrap(MetricSamples.parse(server.get("/metrics").text)[series], "no \(series) in /metrics"))
     }
 
     func test_each_event_is_deflated_once_for_every_gzip_subscriber_on_every_worker() throws {

@@ -9,7 +9,8 @@ final class MetricsTests: XCTestCase {
     private func scrape(_ server: TidingsProcess, headers: [String: String] = [:]) throws -> [String: Double] {
         let reply = try server.get("/metrics", headers: headers)
         XCTAssertEqual(reply.status, 200)
-        XCTAssertEqual(reply.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4"), true)
+        XCTAssertEqual(reply.mediaType()?.type, "text/plain")
+        XCTAssertEqual(reply.mediaType()?.parameters["version"], "0.0.4")
         var samples: [String: Double] = [:]
         for line in reply.text.split(separator: "\n") where !line.hasPrefix("#") {
             guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {

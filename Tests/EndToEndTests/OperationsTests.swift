@@ -30,10 +30,12 @@ final class OperationsTests: XCTestCase {
         XCTAssertNotEqual(server.port, 1)
         XCTAssertEqual(try server.get("/healthz").status, 200)
         XCTAssertEqual(server.stop(), 0)
-        XCTAssertTrue(eventually { server.log.contains("debug") }, "TIDINGS_LOG_LEVEL=debug was not applied:\n\(server.log)")
+        XCTAssertTrue(eventually { LogLine.parse(server.log).contains { $0.level == "debug" } },
+                      "TIDINGS_LOG_LEVEL=debug was not applied:\n\(server.log)")
 
         XCTAssertThrowsError(try TidingsProcess(environment: ["TIDINGS_TEXT_CASE": "sideways"])) { error in
-            XCTAssertTrue("\(error)".contains("text-case"), "\(error)")
+            XCTAssertEqual((error as? TidingsProcess.StartError)?.log.split(separator: "\n").first,
+                           "Error: --text-case must be upper or none, not 'sideways'.", "\(error)")
         }
         XCTAssertThrowsError(try TidingsProcess(arguments: ["--heartbeat", "-3"]))
     }
@@ -47,7 +49,7 @@ final class OperationsTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 10)
         XCTAssertTrue(idle.waitForClose(timeout: 2), "idle keep-alive connection left open")
         XCTAssertThrowsError(try server.connect(), "still accepting after exit")
-        XCTAssertTrue(eventually { server.log.contains("shutdown complete") }, server.log)
+        XCTAssertTrue(eventually { LogLine.parse(server.log).contains { $0.message == "shutdown complete" } }, server.log)
     }
 
     func testSigintAlsoExitsZero() throws {

@@ -58,7 +58,7 @@ final class PostsFailureTests: XCTestCase {
         // Each fetch's outcome was counted (the metrics hook also logs it at debug level).
         for outcome in ["success", "http_error", "invalid_body", "too_large", "timeout", "connection_error"] {
             // The server's stderr reaches the test through a pipe: wait for the line, do not race it.
-            XCTAssertTrue(eventually { server.log.contains("outcome=\(outcome)") },
+            XCTAssertTrue(eventually { LogLine.parse(server.log).contains { $0.metadata["outcome"] == outcome } },
                           "no \(outcome) fetch logged:\n\(server.log)")
         }
     }

@@ -26,7 +26,9 @@ final class PreferencesTests: XCTestCase {
             XCTAssertThrowsError(try TidingsProcess(arguments: ["--preferences", path], startupTimeout: 10), text) { error in
                 guard let start = error as? TidingsProcess.StartError else { return XCTFail("\(error)") }
                 XCTAssertNotEqual(start.status, 0, text)
-                XCTAssertTrue(start.log.contains(key), "message does not name \(key): \(start.log)")
+                let message = LogLine.parse(start.log).first { $0.level == "critical" }?.message ?? ""
+                XCTAssertTrue(message.components(separatedBy: ": ").contains("preference \"\(key)\""),
+                              "message does not name \(key): \(start.log)")
                 XCTAssertNil(start.line, "it must not listen")
             }
         }
@@ -36,11 +38,13 @@ final class PreferencesTests: XCTestCase {
         let directory = try TemporaryDirectory()
         let notJSON = try directory.file("prefs.json", "age: 5")
         XCTAssertThrowsError(try TidingsProcess(arguments: ["--preferences", notJSON])) { error in
-            XCTAssertTrue("\(error)".contains("prefs.json"), "\(error)")
+            let message = LogLine.parse((error as? TidingsProcess.StartError)?.log ?? "").first { $0.level == "critical" }?.message
+            XCTAssertEqual(message?.components(separatedBy: ": ").first, "invalid --preferences file \(notJSON)", "\(error)")
         }
         let missing = directory.url.appendingPathComponent("missing.json").path
         XCTAssertThrowsError(try TidingsProcess(arguments: ["--preferences", missing])) { error in
-            XCTAssertTrue("\(error)".contains("missing.json"), "\(error)")
+            let message = LogLine.parse((error as? TidingsProcess.StartError)?.log ?? "").first { $0.level == "critical" }?.message
+            XCTAssertEqual(message?.components(separatedBy: ": ").first, "cannot read --preferences file \(missing)", "\(error)")
         }
     }
 
@@ -64,6 +68,6 @@ final class PreferencesTests: XCTestCase {
         XCTAssertEqual(flag.text, #"{"key":"theme","value":{"color":"blue","size":2.0},"reason":"STATIC","variant":"set","metadata":{"revision":1,"type":"object"}}"#)
         let bad = try server.put("theme", ["color": "blue", "size": "big"])
         XCTAssertEqual(bad.status, 422)
-        XCTAssertTrue(bad.text.contains(#"property \"size\": expected a value of type number"#), bad.text)
+        XCTAssertEqual(bad.value?["errors"], [["key": "theme", "detail": #"property "size": expected a value of type number"#]], bad.text)
     }
 }

@@ -13,7 +13,9 @@ final class ServedContractTests: XCTestCase {
         XCTAssertThrowsError(try TidingsProcess(arguments: ["--preferences", path], startupTimeout: 10)) { error in
             guard let start = error as? TidingsProcess.StartError else { return XCTFail("\(error)") }
             XCTAssertNotEqual(start.status, 0)
-            XCTAssertTrue(start.log.contains("\"schema\""), start.log)
+            XCTAssertEqual(LogLine.parse(start.log).filter { $0.level == "critical" }.map(\.message),
+                           [#"invalid --preferences file: preference "schema": the name is reserved (GET /preferences/schema describes the declarations)"#],
+                           start.log)
         }
     }
 }

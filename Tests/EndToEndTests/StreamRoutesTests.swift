@@ -92,7 +92,7 @@ class StreamRoutesTests: XCTestCase {
         XCTAssertEqual(change.id, "1")
         XCTAssertEqual(change.name, "preference")
         XCTAssertEqual(change.value, ["key": "age", "value": 6, "revision": 1])
-        XCTAssertFalse(change.data.contains("\n"), "data is one line")
+        XCTAssertTrue(change.data.allSatisfy { !$0.isNewline }, "data is one line")
     }
 
     func test_things_stream_sends_the_list_then_add_remove_and_replace_changes() throws {
@@ -161,7 +161,7 @@ class StreamRoutesTests: XCTestCase {
         XCTAssertEqual(events[0].id, "1")
         XCTAssertEqual(events[0].name, "preference")
         XCTAssertEqual(events[0].value?["value"]?.stringValue, evil)
-        XCTAssertFalse(events[0].data.contains("\n") || events[0].data.contains("\r"), "raw line breaks in data: \(events[0].data)")
+        XCTAssertTrue(events[0].data.allSatisfy { !$0.isNewline }, "raw line breaks in data: \(events[0].data)")
         XCTAssertEqual(events[1].id, "2")
         XCTAssertEqual(events[1].value?["value"], "after")
         // The value forged no event: the next one is the next change.

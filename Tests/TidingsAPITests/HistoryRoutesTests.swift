@@ -101,7 +101,7 @@ final class HistoryRoutesTests: XCTestCase {
         try check(8, ["op": #""remove""#, "before": #""IMHO""#, "after": "null", "actor": #""deploy-bot""#])
         let at = try XCTUnwrap(byRevision[1]?["at"] as? String)
         XCTAssertNotNil(ISO8601DateFormatter().date(from: at.replacingOccurrences(of: #"\.\d+"#, with: "", options: .regularExpression)), at)
-        XCTAssertTrue(at.hasSuffix("Z"))
+        XCTAssertEqual(at.last, "Z", "UTC")
 
         let age = try await changes("/preferences/age/history")
         XCTAssertEqual(age.records.count, 3)
@@ -344,7 +344,9 @@ final class HistoryRoutesTests: XCTestCase {
                 _ = try TokensFile.parse(Data(text.utf8), path: "tokens.json", serverTokens: ["server-token"])
                 XCTFail("accepted \(text)")
             } catch {
+                // substring: the start-up message is prose naming the entry and its problem among other words.
                 XCTAssertTrue(error.description.contains(expected), "\(error.description) should say \(expected)")
+                // substring: a token must appear nowhere in the message.
                 XCTAssertFalse(error.description.contains("\"t\""), "never a token in a message")
             }
         }

@@ -99,7 +99,7 @@ final class RoutesInProcessTests: XCTestCase {
         }
         let reused = try await response(.get, "/preferences/events?ticket=\(ticket)")
         XCTAssertEqual(reused.status, .unauthorized)
-        XCTAssertTrue(try problem(reused).detail.contains("ticket"))
+        XCTAssertEqual(try problem(reused).detail, "The stream ticket is unknown, already used or expired; get a new one with POST /stream-tickets.")
     }
 
     /// CORS is router-wide: a preflight needs no credential and lists the route's methods.

@@ -22,6 +22,6 @@ final class WriteFailureTests: XCTestCase {
         XCTAssertEqual(status(.closed), 503)
         XCTAssertEqual(status(.database("disk I/O error")), 503)
         let detail = Problems.forWrite(WritePipeline.failure(StoreError.unstorableText("the reason"))).detail
-        XCTAssertTrue(detail.contains("the reason") && detail.contains("U+0000"), detail)
+        XCTAssertEqual(detail, "The text of the reason holds U+0000, which cannot be stored.")
     }
 }

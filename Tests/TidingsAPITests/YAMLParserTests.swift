@@ -10,6 +10,7 @@ final class YAMLParserTests: XCTestCase {
         XCTAssertThrowsError(try parse(text), file: file, line: lineNumber) { error in
             guard let failure = error as? YAMLParser.Failure else { return XCTFail("\(error)", file: file, line: lineNumber) }
             XCTAssertEqual(failure.line, line, "\(failure)", file: file, line: lineNumber)
+            // substring: the message is libyaml's wording around the words that name the problem.
             XCTAssertTrue(failure.message.contains(words), "\(failure)", file: file, line: lineNumber)
         }
     }

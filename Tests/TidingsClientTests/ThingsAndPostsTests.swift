@@ -91,6 +91,7 @@ final class ThingsAndPostsTests: XCTestCase {
         try await client.posts.load(wait: 20)
         await states.waitForLatest("failed, on the other client's stream") { $0.phase == .failed }
         let message = watcher.posts.state.error?.message ?? ""
+        // substring: libcurl's wording of the failure surrounds the address it names.
         XCTAssertTrue(message.contains("127.0.0.1:9"), message)
         // The stream's events may land after the GET's answer; they end at the same state.
         await own.waitForLatest("failed, on the loading client") { $0.error?.message == message }

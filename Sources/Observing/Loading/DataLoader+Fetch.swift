@@ -1,17 +1,30 @@
 import Foundation
 
-/// The validators an upstream sent, echoed back as conditional request headers.
-struct Validators: Sendable, Hashable {
-    var etag: String?
-    var lastModified: String?
+/// The validators an upstream sent (`ETag`, `Last-Modified`), echoed back as conditional
+/// request headers (`If-None-Match`, `If-Modified-Since`).
+public struct Validators: Sendable, Hashable {
+    public var etag: String?
+    public var lastModified: String?
 
-    init(etag: String? = nil, lastModified: String? = nil) {
+    public init(etag: String? = nil, lastModified: String? = nil) {
         self.etag = etag
         self.lastModified = lastModified
     }
 
-    init(_ response: HTTPClientResponse) {
+    public init(_ response: HTTPClientResponse) {
         self.init(etag: response.header("ETag"), lastModified: response.header("Last-Modified"))
+    }
+
+    /// Neither is known.
+    public var isEmpty: Bool { etag == nil && lastModified == nil }
+
+    /// The response headers that carry them (what an answer made from a kept value sends, so
+    /// the loader that takes it keeps them).
+    public var headers: [String: String] {
+        var headers: [String: String] = [:]
+        if let etag { headers["ETag"] = etag }
+        if let lastModified { headers["Last-Modified"] = lastModified }
+        return headers
     }
 
     mutating func merge(_ other: Validators) {

@@ -39,7 +39,10 @@ public final class DataLoader<Value: Sendable>: @preconcurrency ObservableObject
     private let decode: @Sendable (Data) throws -> Value
     private var lastGood: Loaded<Value>?
     private var lastBody: Data?
-    private var validators = Validators()
+    /// The validators the last good body came with (updated by a 304 that sends new ones):
+    /// what the next request sends back. An owner that keeps the value elsewhere keeps these
+    /// with it, so whoever loads next can ask conditionally.
+    public private(set) var validators = Validators()
     private var running: (id: UInt64, task: Task<Void, Never>)?
     private var scheduled: (id: UInt64, task: Task<Void, Never>)?
     private var nextID: UInt64 = 0

@@ -16,20 +16,7 @@ public enum PreferenceInput: Sendable, Hashable, Decodable {
         #if DEBUG
         ValueWork.countDecode()
         #endif
-        let json = try JSONValue(from: decoder)
-        if case .null = json {
-            self = .reset
-        } else {
-            switch json.preferenceValueOrProblem() {
-            case let .success(value): self = .value(value)
-            case let .failure(problem):
-                if case .member = problem {
-                    self = .unsupported(kind: json.typeName, problem: problem)
-                } else {
-                    self = .unsupported(kind: json.typeName)
-                }
-            }
-        }
+        self.init(json: try JSONValue(from: decoder))
     }
 }
 

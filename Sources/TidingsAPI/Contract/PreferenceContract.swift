@@ -87,14 +87,41 @@ struct PreferenceContract {
         return .map(members)
     }
 
-    /// The key's member of `PreferencesPatch`: its value, or `null` to reset it.
+    /// The key's member of `PreferencesPatch`: its value, or `null` to reset it; for an object,
+    /// a merge patch of its members (``patchConstraints(_:)``).
     var patchSchema: YAMLNode {
         var members: [(String, YAMLNode)] = [("type", .strings([declaration.type.rawValue, "null"]))]
-        members += Self.constraints(declaration.rules)
+        if declaration.type == .object {
+            members += Self.patchConstraints(declaration.rules)
+            members.append(("description", .string(
+                "Merged onto the current value (JSON merge patch, RFC 7396): a member's `null` removes it, an object "
+                + "merges into the member's object, any other value replaces it. The result must be a valid value "
+                + "(else 422 naming the key); `null` for the whole key resets it to its default.")))
+        } else {
+            members += Self.constraints(declaration.rules)
+        }
         if let allowed = declaration.allowedValues {
             members.append(("enum", .sequence(allowed.map(Self.node) + [.null])))
         }
         return .map(members)
+    }
+
+    /// An object's members as a merge patch sends them: each optional and nullable (`null`
+    /// removes it), an object member a merge patch again; no member is required, since a merge
+    /// keeps what the patch leaves out (whether the result has them is checked on the result).
+    static func patchConstraints(_ rules: ValueRules) -> [(String, YAMLNode)] {
+        let object = rules.object ?? ObjectSchema()
+        let properties: [(String, YAMLNode)] = object.properties.map { property in
+            var schema: [(String, YAMLNode)] = [("type", .strings([property.rules.type.rawValue, "null"]))]
+            schema += property.rules.type == .object ? patchConstraints(property.rules) : constraints(property.rules)
+            if let allowed = property.rules.allowedValues { schema.append(("enum", .sequence(allowed.map(node) + [.null]))) }
+            if let description = property.description { schema.append(("description", .string(description))) }
+            return (property.name, .map(schema))
+        }
+        let additional: YAMLNode = object.additionalProperties
+            ? .map([("oneOf", .sequence([.ref("#/components/schemas/PreferenceValue"), .map([("type", .string("null"))])]))])
+            : .boolean(false)
+        return [("properties", .map(properties)), ("additionalProperties", additional)]
     }
 
     /// `components.schemas.PreferenceRecord.<key>`: the answer of GET/PUT/DELETE.

@@ -160,6 +160,13 @@ final class WritePipeline {
         }
     }
 
+    /// Returns once this instance has applied `revision` (asking the store for what it has not
+    /// seen yet): a write refused because another one changed its basis is made again after it.
+    func applied(_ revision: UInt64) async {
+        feed.ring()
+        await feed.waitUntilApplied(revision)
+    }
+
     /// Returns once every write submitted so far is committed and answered (graceful shutdown).
     func drain() async {
         if inFlight == 0 { return }

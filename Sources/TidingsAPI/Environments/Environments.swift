@@ -68,12 +68,13 @@ final class Environments: AppliesChanges {
             self?.waiting -= 1
             then()
         }
-        Task { @MainActor in
-            await catchUp()
+        let deadline = Task { @MainActor in
+            try? await Task.sleep(for: Self.catchUpDeadline)
             answer()
         }
         Task { @MainActor in
-            try? await Task.sleep(for: Self.catchUpDeadline)
+            await catchUp()
+            deadline.cancel()   // no sleeper outlives its request (a flood of names would pile them up)
             answer()
         }
     }

@@ -74,6 +74,7 @@ extension PostsCycle {
     private func answer(from stored: StoredPostsDocument) -> Answer {
         setRoute(.fromStore(stored.revision))
         takenFetchedAt = stored.fetchedAt
+        takenValidators = stored.validators
         return .stored(stored)
     }
 

@@ -66,7 +66,8 @@ extension PostsCycle {
     func documentToStore() -> String? {
         if shown == .asStored { return nil }
         if shown == .loading, held != nil { return nil }
-        let body = PostsStateBody(shownState, source: parts.source.text, timeout: parts.policy.timeout)
+        let body = PostsStateBody(shownState, source: parts.source.text, timeout: parts.policy.timeout,
+                                  validators: heldValidators)
         guard let stored = parts.state.postsOfThisFeed?.document else { return shown == .idle ? nil : body.json }
         if let storedAt = StoredPostsPeek.fetchedAtText(stored),
            storedAt > held.map({ PostsStateBody.rfc3339($0.fetchedAt) }) ?? "" {

@@ -111,6 +111,10 @@ final class PostsCycle {
     private(set) var shown: Shown = .idle
     /// The posts held (the loader's value) with the fetch time they are served with.
     private(set) var held: Loaded<FetchedPosts>?
+    /// The upstream's validators of the held posts' fetch (stored with them: whoever takes
+    /// the document asks conditionally next). Not changed by a 304 or the same posts again: a
+    /// refresh that changes nothing stores nothing.
+    private(set) var heldValidators: Validators?
     /// Upstream fetch failures in a row (for the retry delay).
     private(set) var failures = 0
 
@@ -123,6 +127,8 @@ final class PostsCycle {
     var loadNumber: UInt64 = 0
     /// The fetch time of the stored posts the running load was answered with.
     var takenFetchedAt: Date?
+    /// The validators of the stored posts the running load was answered with.
+    var takenValidators: Validators?
     private var scheduled: Task<Void, Never>?
     private var subscription: AnyCancellable?
 
@@ -261,6 +267,7 @@ final class PostsCycle {
         loadNumber &+= 1
         let number = loadNumber
         takenFetchedAt = nil
+        takenValidators = nil
         loader.refresh(showingLoading: fetch.reason == .requested || fetch.reason == .firstRead)
         let loader = self.loader
         Task { [weak self] in
@@ -276,6 +283,7 @@ final class PostsCycle {
         case let (.loaded(loaded), .fromStore):
             // The fetch time is the stored document's, whatever the loader stamped.
             held = Loaded(value: loaded.value, fetchedAt: takenFetchedAt ?? held?.fetchedAt ?? loaded.fetchedAt)
+            heldValidators = takenValidators
             shown = .asStored
         case (.loaded, .skipped):
             shown = shownBeforeLoad
@@ -287,6 +295,7 @@ final class PostsCycle {
                 shown = .loaded
             } else {
                 held = loaded
+                heldValidators = loader.validators
                 shown = .loaded
             }
         case let (.failed(error, _), route):

@@ -2,8 +2,10 @@ import Foundation
 import Observing
 
 /// The object `GET /posts` answers and every `posts` event carries:
-/// `{"error", "fetchedAt", "posts", "source", "state"}` (absent values as `null`; keys in the
-/// shared encoder's sorted order).
+/// `{"error", "fetchedAt", "fetchedWith"?, "posts", "source", "state"}` (absent values as `null`;
+/// keys in the shared encoder's sorted order). `fetchedWith` — the upstream's validators of the
+/// fetch the posts come from, present only when it sent any — is what lets whichever instance
+/// takes the document (a restart, another instance) ask the upstream conditionally next.
 struct PostsStateBody {
     /// `{"message", "upstreamStatus"?}`.
     struct ErrorBody: Encodable {
@@ -17,13 +19,27 @@ struct PostsStateBody {
     let fetchedAt: String?
     let error: ErrorBody?
     let source: String?
+    /// The validators of the posts' fetch (nil when there are no posts or none were sent).
+    let validators: Validators?
 
-    init(_ loadState: LoadState<FetchedPosts>, source: String?, timeout: Duration) {
+    /// The longest validator kept: an upstream's head may be 64 KiB, but the document's front,
+    /// where readers look for its members, is bounded (``StoredPostsPeek``).
+    static let maxValidatorBytes = 1024
+
+    init(_ loadState: LoadState<FetchedPosts>, source: String?, timeout: Duration, validators: Validators? = nil) {
         state = loadState.phase.rawValue
         postsJSON = loadState.value?.json ?? "[]"
         fetchedAt = loadState.lastGood.map { Self.rfc3339($0.fetchedAt) }
         error = loadState.error.map { ErrorBody(message: Self.message($0, timeout: timeout), upstreamStatus: $0.upstreamStatus) }
         self.source = source
+        self.validators = loadState.lastGood == nil ? nil : validators.flatMap(Self.bounded)
+    }
+
+    /// `validators` without one too long to keep; nil when none is left.
+    private static func bounded(_ validators: Validators) -> Validators? {
+        let kept = Validators(etag: validators.etag.flatMap { $0.utf8.count <= maxValidatorBytes ? $0 : nil },
+                              lastModified: validators.lastModified.flatMap { $0.utf8.count <= maxValidatorBytes ? $0 : nil })
+        return kept.isEmpty ? nil : kept
     }
 
     /// One line of JSON. The posts are spliced in as encoded off the loop; only the small
@@ -38,9 +54,14 @@ struct PostsStateBody {
         return text
     }
 
-    /// Everything before the posts: `{"error":…,"fetchedAt":…,"posts":`.
+    /// Everything before the posts: `{"error":…,"fetchedAt":…,"fetchedWith":…,"posts":`.
     var head: String {
-        #"{"error":"# + EventFrame.json(error) + #","fetchedAt":"# + EventFrame.json(fetchedAt) + #","posts":"#
+        var head = #"{"error":"# + EventFrame.json(error) + #","fetchedAt":"# + EventFrame.json(fetchedAt)
+        if let validators {
+            head += #","fetchedWith":{"etag":"# + EventFrame.json(validators.etag)
+                + #","lastModified":"# + EventFrame.json(validators.lastModified) + "}"
+        }
+        return head + #","posts":"#
     }
 
     /// Everything after the posts: `,"source":…,"state":…}`.

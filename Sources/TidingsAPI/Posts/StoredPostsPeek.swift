@@ -1,11 +1,12 @@
 import Foundation
+import Observing
 
 /// What a stored posts document (a `GET /posts` object, see ``PostsStateBody``) says about
 /// itself, read from its ends without parsing it: the fetch time near the front, the source
 /// near the back. A stored document can be 8 MiB of posts; parsing it costs the loop hundreds
 /// of milliseconds, so an instance first looks whether it needs it at all.
 ///
-/// The members are in a fixed order: `{"error":…,"fetchedAt":…,"posts":[…],"source":…,"state":…}`.
+/// The members are in a fixed order: `{"error":…,"fetchedAt":…,"fetchedWith"?:…,"posts":[…],"source":…,"state":…}`.
 /// The first `"fetchedAt":"` is the top-level one (only the error comes before it, and its
 /// strings escape every quote); the source member is the last `,"source":` before the state.
 enum StoredPostsPeek {
@@ -25,6 +26,24 @@ enum StoredPostsPeek {
         let valueStart = start + marker.count
         guard let end = bytes[valueStart...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
         return String(decoding: bytes[valueStart..<end], as: UTF8.self)
+    }
+
+    /// The upstream's validators of the document's posts (its `fetchedWith`); nil when it has
+    /// none (a document stored before they were kept, or an upstream that sends none).
+    static func validators(_ document: String) -> Validators? {
+        struct Member: Decodable {
+            let etag: String?
+            let lastModified: String?
+        }
+        let marker = Array(#","fetchedWith":"#.utf8), end = Array(#","posts":"#.utf8)
+        let bytes = Array(document.utf8.prefix(frontBytes))
+        // Only the error and the fetch time come before it (their strings escape every quote).
+        guard let start = firstIndex(of: marker, in: bytes[...]),
+              let stop = firstIndex(of: end, in: bytes[(start + marker.count)...]),
+              let member = try? JSONDecoder().decode(Member.self, from: Data(bytes[(start + marker.count)..<stop]))
+        else { return nil }
+        let validators = Validators(etag: member.etag, lastModified: member.lastModified)
+        return validators.isEmpty ? nil : validators
     }
 
     /// Whether the document was fetched from `source` (its `source` member is exactly that URL).

@@ -58,13 +58,8 @@ struct PreferenceRoutes {
             if let count = JSONShape.topLevelMemberCount(request.body, stopAbove: declared), count > declared {
                 throw Problems.invalid("A PATCH names at most \(declared) keys (one per declared preference); this one names more.")
             }
-            request.process(responder, { () throws(ProblemDetails) in try request.decode(PreferencePatch.self) }) { patch in
-                writes.submit(.preferences(patch), from: request) { result in
-                    switch result {
-                    case .success: responder.send(mapResponse())
-                    case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
-                    }
-                }
+            request.process(responder, { () throws(ProblemDetails) in try request.decode(PreferenceMergePatch.self) }) { body in
+                merge(body, request: request, responder: responder, attempt: 1)
             }
         }
         router.get("/preferences/{key}") { request, responder in
@@ -106,6 +101,37 @@ struct PreferenceRoutes {
         router.delete("/preferences/{key}") { request, responder in
             let key = try declaredKey(request)
             write(PreferencePatch([key: .reset]), key: key, request: request, responder: responder)
+        }
+    }
+
+    /// How many times a merge is made again on values other writes changed first.
+    static let mergeAttempts = 8
+
+    /// `PATCH /preferences` (API.md "Preferences"): the merge patch resolved against the values
+    /// in memory (an object preference's members merged onto its current value, RFC 7396), checked
+    /// and written as one write. A key merged onto its value must still be at that value's revision
+    /// when the store commits (the store checks it in the transaction), so a write another request
+    /// or instance committed in between is never undone: the merge is made again on the newer
+    /// value once this instance has applied it.
+    private func merge(_ body: PreferenceMergePatch, request: Request, responder: Responder, attempt: Int) {
+        let (patch, merged) = state.preferences.resolve(body)
+        var basis: [String: Set<UInt64>] = [:]
+        for key in merged { basis[key] = [state.revision(ofPreference: key)] }
+        writes.submit(.preferences(patch, ifMatch: basis), from: request) { result in
+            switch result {
+            case .success: responder.send(mapResponse())
+            case let .failure(.preconditionFailed(key, current)) where basis[key] != nil:
+                guard attempt < Self.mergeAttempts else {
+                    return responder.send(.problem(ProblemDetails(
+                        status: .conflict,
+                        detail: "Preference '\(key)' kept changing while this merge patch was applied to it; nothing was changed. Send it again.")))
+                }
+                Task { @MainActor in
+                    await writes.applied(current)
+                    merge(body, request: request, responder: responder, attempt: attempt + 1)
+                }
+            case let .failure(failure): responder.send(.problem(Problems.forWrite(failure)))
+            }
         }
     }
 

@@ -19,7 +19,7 @@ final class CORSRoutesTests: XCTestCase {
         XCTAssertEqual(reply.status, 200)
         XCTAssertEqual(reply.header("Access-Control-Allow-Origin"), allowed)
         XCTAssertEqual(reply.header("Access-Control-Expose-Headers"), "ETag, Location, Tidings-Revision")
-        XCTAssertTrue(reply.headers.contains { $0.name.lowercased() == "vary" && $0.value.contains("Origin") })
+        XCTAssertTrue(reply.headerList("Vary").contains("Origin"), "\(reply.headerList("Vary"))")
         XCTAssertNil(reply.header("Access-Control-Allow-Credentials"))
         XCTAssertEqual(try server.get("/things", headers: ["Origin": "http://localhost:3000"]).header("Access-Control-Allow-Origin"),
                        "http://localhost:3000")
@@ -28,7 +28,7 @@ final class CORSRoutesTests: XCTestCase {
         XCTAssertEqual(other.status, 200)
         for name in corsHeaders { XCTAssertNil(other.header(name), name) }
         // Still marked as varying by Origin, so a cache never hands it to an allowed page.
-        XCTAssertTrue(other.headers.contains { $0.name.lowercased() == "vary" && $0.value.contains("Origin") })
+        XCTAssertTrue(other.headerList("Vary").contains("Origin"), "\(other.headerList("Vary"))")
 
         // Errors carry the headers too, so a page can read them.
         let missing = try server.get("/preferences/nope", headers: ["Origin": allowed])
@@ -45,18 +45,16 @@ final class CORSRoutesTests: XCTestCase {
         ])
         XCTAssertEqual(preflight.status, 204)
         XCTAssertEqual(preflight.header("Access-Control-Allow-Origin"), allowed)
-        let methods = try XCTUnwrap(preflight.header("Access-Control-Allow-Methods"))
-        for method in ["GET", "PUT", "DELETE"] { XCTAssertTrue(methods.contains(method), methods) }
-        XCTAssertFalse(methods.contains("POST"), "the route has no POST: \(methods)")
-        let headers = try XCTUnwrap(preflight.header("Access-Control-Allow-Headers"))
-        for header in ["Authorization", "Content-Type", "If-Match", "If-None-Match", "Last-Event-ID"] {
-            XCTAssertTrue(headers.contains(header), headers)
-        }
+        XCTAssertEqual(Set(preflight.headerList("Access-Control-Allow-Methods")), ["GET", "HEAD", "PUT", "DELETE", "OPTIONS"],
+                       "the route's methods, no POST")
+        XCTAssertTrue(Set(preflight.headerList("Access-Control-Allow-Headers"))
+            .isSuperset(of: ["Authorization", "Content-Type", "If-Match", "If-None-Match", "Last-Event-ID"]),
+            "\(preflight.headerList("Access-Control-Allow-Headers"))")
         XCTAssertNotNil(preflight.header("Access-Control-Max-Age").flatMap(Int.init))
 
         // The route's own methods: /things has POST.
         let things = try server.request("OPTIONS", "/things", headers: ["Origin": allowed, "Access-Control-Request-Method": "POST"])
-        XCTAssertTrue(things.header("Access-Control-Allow-Methods")?.contains("POST") == true)
+        XCTAssertTrue(things.headerList("Access-Control-Allow-Methods").contains("POST"), "\(things.headerList("Access-Control-Allow-Methods"))")
 
         // A preflight from another origin gets no permission.
         let foreign = try server.request("OPTIONS", "/preferences/age",

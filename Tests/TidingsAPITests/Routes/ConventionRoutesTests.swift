@@ -35,7 +35,6 @@ final class ConventionRoutesTests: XCTestCase {
         ]
         for (reply, status) in zip(replies, [404, 400, 422, 405, 415]) {
             let problem = assertProblem(reply, status)
-            XCTAssertFalse(reply.text.lowercased().contains("<html"), reply.text)
             XCTAssertEqual(problem["type"], "about:blank")
         }
     }
@@ -151,24 +150,19 @@ final class ConventionRoutesTests: XCTestCase {
     func test_wrong_method_is_405_with_Allow() throws {
         let post = try server.request("POST", "/preferences/age", json: ["value": 1])
         assertProblem(post, 405)
-        let allowKey = try XCTUnwrap(post.header("Allow"))
-        for method in ["GET", "PUT", "DELETE"] { XCTAssertTrue(allowKey.contains(method), allowKey) }
-        XCTAssertFalse(allowKey.contains("POST"), allowKey)
+        XCTAssertEqual(Set(post.headerList("Allow")), ["GET", "HEAD", "PUT", "DELETE", "OPTIONS"], "no POST on a key")
 
         let delete = try server.request("DELETE", "/things")
         assertProblem(delete, 405)
-        let allowThings = try XCTUnwrap(delete.header("Allow"))
-        for method in ["GET", "POST", "PUT"] { XCTAssertTrue(allowThings.contains(method), allowThings) }
+        XCTAssertEqual(Set(delete.headerList("Allow")), ["GET", "HEAD", "POST", "PUT", "OPTIONS"])
         assertProblem(try server.request("PUT", "/preferences", json: ["age": 1]), 405)
     }
 
     func test_OPTIONS_answers_with_Allow() throws {
         let reply = try server.request("OPTIONS", "/preferences/age")
         XCTAssertTrue((200..<300).contains(reply.status), "\(reply.status)")
-        let allow = try XCTUnwrap(reply.header("Allow"))
-        for method in ["GET", "HEAD", "PUT", "DELETE", "OPTIONS"] { XCTAssertTrue(allow.contains(method), allow) }
-        let things = try XCTUnwrap(try server.request("OPTIONS", "/things").header("Allow"))
-        for method in ["GET", "HEAD", "POST", "PUT", "OPTIONS"] { XCTAssertTrue(things.contains(method), things) }
+        XCTAssertEqual(Set(reply.headerList("Allow")), ["GET", "HEAD", "PUT", "DELETE", "OPTIONS"])
+        XCTAssertEqual(Set(try server.request("OPTIONS", "/things").headerList("Allow")), ["GET", "HEAD", "POST", "PUT", "OPTIONS"])
         XCTAssertNil(reply.header("Access-Control-Allow-Origin"), "no CORS headers without --cors-origin")
     }
 

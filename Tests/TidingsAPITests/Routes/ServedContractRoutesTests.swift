@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 import TestFixtures
-import TidingsAPI
+@testable import TidingsAPI
 import TidingsTesting
 
 /// openapi.yaml `GET /openapi.yaml` and `GET /preferences/schema`, in-process (see
@@ -36,16 +36,19 @@ final class ServedContractRoutesTests: XCTestCase {
                 + "served \(served.count > index ? String(served[index]) : "<end>") | "
                 + "file \(file.count > index ? String(file[index]) : "<end>"); run scripts/write-openapi.sh")
         }
-        // Every built-in key has its own paths and exact schema.
+        // Every built-in key has its own paths and exact schema (read as a tree: the emitter's
+        // spelling is not the point).
+        let contract = try YAMLParser.parse(reply.text)
+        let paths = try XCTUnwrap(contract["paths"]), schemas = try XCTUnwrap(contract["components"]?["schemas"])
         for key in PreferenceRoutesTests.builtInKeys {
-            XCTAssertTrue(reply.text.contains("\n  /preferences/\(key):\n"), key)
-            XCTAssertTrue(reply.text.contains("\n  /preferences/\(key)/events:\n"), key)
-            XCTAssertTrue(reply.text.contains("\n    PreferenceValue.\(key):"), key)
+            XCTAssertNotNil(paths["/preferences/\(key)"], key)
+            XCTAssertNotNil(paths["/preferences/\(key)/events"], key)
+            XCTAssertNotNil(schemas["PreferenceValue.\(key)"], key)
         }
-        XCTAssertFalse(reply.text.contains("\n  /preferences/{key}"))
-        XCTAssertTrue(reply.text.contains(
-            "    PreferenceValue.age: {type: integer, minimum: -9223372036854775808, maximum: 9223372036854775807, default: 5}\n"))
-        XCTAssertTrue(reply.text.contains("    PreferenceValue.speed: {type: number, default: 0.0}\n"))
+        XCTAssertNil(paths["/preferences/{key}"])
+        XCTAssertEqual(schemas["PreferenceValue.age"], .map([("type", .string("integer")), ("minimum", .integer(Int.min)),
+                                                           ("maximum", .integer(Int.max)), ("default", .integer(5))]))
+        XCTAssertEqual(schemas["PreferenceValue.speed"], .map([("type", .string("number")), ("default", .number(0))]))
     }
 
     func test_a_preferences_file_changes_the_served_contract_accordingly() throws {
@@ -53,31 +56,39 @@ final class ServedContractRoutesTests: XCTestCase {
         let serverFile = try directory.file("prefs.json", Self.bounded)
         let server = try InProcessTidings { $0.preferencesFile = serverFile }
         defer { server.stop() }
-        let yaml = try server.get("/openapi.yaml").text
-        for key in ["volume", "theme", "ratio", "nickname"] {
-            XCTAssertTrue(yaml.contains("\n  /preferences/\(key):\n"), key)
-        }
-        for key in PreferenceRoutesTests.builtInKeys { XCTAssertFalse(yaml.contains("/preferences/\(key):"), key) }
-        XCTAssertTrue(yaml.contains("""
-                PreferenceValue.volume:
-                  type: integer
-                  minimum: 0
-                  maximum: 11
-                  description: Goes to eleven.
-                  default: 5
-            """), yaml)
-        XCTAssertTrue(yaml.contains("    PreferenceValue.theme:\n      type: string\n      maxLength: 65536\n      enum: [dark, light]\n      default: dark\n"), yaml)
-        XCTAssertTrue(yaml.contains("    PreferenceValue.ratio: {type: number, minimum: 0.0, maximum: 1.0, default: 0.5}\n"), yaml)
-        XCTAssertTrue(yaml.contains("    PreferenceValue.nickname: {type: string, maxLength: 12, default: \"\"}\n"), yaml)
+        let contract = try YAMLParser.parse(server.get("/openapi.yaml").text)
+        let paths = try XCTUnwrap(contract["paths"]), schemas = try XCTUnwrap(contract["components"]?["schemas"])
+        for key in ["volume", "theme", "ratio", "nickname"] { XCTAssertNotNil(paths["/preferences/\(key)"], key) }
+        for key in PreferenceRoutesTests.builtInKeys { XCTAssertNil(paths["/preferences/\(key)"], key) }
+        XCTAssertEqual(schemas["PreferenceValue.volume"], .map([
+            ("type", .string("integer")), ("minimum", .integer(0)), ("maximum", .integer(11)),
+            ("description", .string("Goes to eleven.")), ("default", .integer(5)),
+        ]))
+        XCTAssertEqual(schemas["PreferenceValue.theme"], .map([
+            ("type", .string("string")), ("maxLength", .integer(65536)), ("enum", .strings(["dark", "light"])), ("default", .string("dark")),
+        ]))
+        XCTAssertEqual(schemas["PreferenceValue.ratio"], .map([
+            ("type", .string("number")), ("minimum", .number(0)), ("maximum", .number(1)), ("default", .number(0.5)),
+        ]))
+        XCTAssertEqual(schemas["PreferenceValue.nickname"], .map([
+            ("type", .string("string")), ("maxLength", .integer(12)), ("default", .string("")),
+        ]))
         // The PATCH body lists every key, `null` among an enum's values (it resets the key).
-        XCTAssertTrue(yaml.contains("""
-                    theme:
-                      type: [string, "null"]
-                      maxLength: 65536
-                      enum: [dark, light, null]
-            """), yaml)
+        XCTAssertEqual(schemas["PreferencesPatch"]?["properties"]?["theme"], .map([
+            ("type", .strings(["string", "null"])), ("maxLength", .integer(65536)),
+            ("enum", .sequence([.string("dark"), .string("light"), .null])),
+        ]))
         // The OFREP key parameter names the declared keys (a file's keys are declared sorted).
-        XCTAssertTrue(yaml.contains("enum: [nickname, ratio, theme, volume]"), yaml)
+        XCTAssertTrue(Self.nodes(in: contract).contains { $0["enum"] == .strings(["nickname", "ratio", "theme", "volume"]) })
+    }
+
+    /// Every node of a tree, depth first.
+    private static func nodes(in node: YAMLNode) -> [YAMLNode] {
+        switch node {
+        case let .mapping(members): [node] + members.flatMap { nodes(in: $0.value) }
+        case let .sequence(items): [node] + items.flatMap { nodes(in: $0) }
+        default: [node]
+        }
     }
 
     func test_preferences_schema_is_the_declarations_in_the_preferences_file_format() throws {

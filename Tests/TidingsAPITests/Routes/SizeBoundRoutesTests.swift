@@ -29,6 +29,6 @@ final class SizeBoundRoutesTests: XCTestCase {
         for index in 0..<150 { patch["k\(index)"] = "not a number" }
         let problem = assertProblem(try server.request("PATCH", "/preferences", json: patch), 422)
         XCTAssertEqual(problem["errors"]?.arrayValue?.count, 100)
-        XCTAssertTrue(problem["detail"]?.stringValue?.contains("150") ?? false, "\(problem)")
+        XCTAssertEqual(problem["detail"], "150 preferences are invalid; nothing was changed.", "all of them counted")
     }
 }
