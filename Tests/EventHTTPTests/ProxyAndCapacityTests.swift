@@ -173,7 +173,9 @@ final class ProxyAndCapacityTests: XCTestCase {
             client.write("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
             // The head ends in CR LF CR LF; the first blank line after it ends the `retry:` event.
             let text = try XCTUnwrap(client.readUntil("\n\n", timeout: 5))
-            let value = try XCTUnwrap(text.range(of: "retry: ").flatMap { Int(text[$0.upperBound...].prefix { $0.isNumber }) }, text)
+            let payload = try XCTUnwrap(HTTPReply.parse(raw: text), text).payload
+            let value = try XCTUnwrap(EventStreamText.fields(String(decoding: payload, as: UTF8.self)).first { $0.name == "retry" }
+                .flatMap { Int($0.value) }, text)
             retries.append(value)
             held.append(client)
         }
@@ -203,10 +205,11 @@ final class ProxyAndCapacityTests: XCTestCase {
         let client = try HTTPConnection(port: server.port, timeout: 5)
         client.write("GET /stream HTTP/1.0\r\n\r\n")   // close-delimited: no chunk sizes between
         let text = try XCTUnwrap(client.readUntil("retry: "))
-        let body = try XCTUnwrap(text.range(of: "\r\n\r\n")).upperBound
-        let padding = text[body...].dropLast("retry: ".count)
+        let body = try XCTUnwrap(HTTPReply.parse(raw: text), text).reply.text
+        let padding = body.dropLast("retry: ".count)
         XCTAssertEqual(padding.utf8.count, 2_048)
-        XCTAssertTrue(padding.hasPrefix(":") && padding.hasSuffix("\n"))
+        XCTAssertEqual(padding.first, ":", "a comment line")
+        XCTAssertEqual(padding.last, "\n")
         XCTAssertEqual(ServerSentEvent.padding(bytes: 1).count, 2)
         XCTAssertEqual(ServerSentEvent.padding(bytes: 1 << 20).count, ServerSentEvent.maxPadding)
     }

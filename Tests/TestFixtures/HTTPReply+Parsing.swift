@@ -44,6 +44,22 @@ extension HTTPReply {
 public struct RawReply: Sendable {
     public let version: String
     public let reply: HTTPReply
+
+    /// The body as the payload it carries: de-chunked when it is chunked (the complete chunks
+    /// so far: a stream read part way), else as sent.
+    public var payload: [UInt8] {
+        guard reply.header("Transfer-Encoding")?.lowercased() == "chunked" else { return reply.body }
+        var payload: [UInt8] = []
+        var rest = reply.body[...]
+        while let lineEnd = rest.indices.first(where: { rest[$0] == 13 && rest.index(after: $0) < rest.endIndex && rest[rest.index(after: $0)] == 10 }),
+              let size = Int(String(decoding: rest[..<lineEnd], as: UTF8.self).split(separator: ";")[0], radix: 16), size > 0 {
+            let start = lineEnd + 2
+            guard start + size <= rest.endIndex else { break }
+            payload += rest[start..<(start + size)]
+            rest = rest[min(rest.endIndex, start + size + 2)...]
+        }
+        return payload
+    }
 }
 
 /// `scheme param="value", param=token` (RFC 9110 §11.6.1).
@@ -116,5 +132,26 @@ public enum MetricSamples {
             samples[String(line[..<space])] = value
         }
         return samples
+    }
+}
+
+/// The text of an event stream read as SSE lines, for tests below the SSE client: each block
+/// (up to a blank line) and each `name: value` field, in order (`:` comments as name "").
+public enum EventStreamText {
+    /// The blocks, without their terminating blank line (an unterminated tail is left out).
+    public static func blocks(_ text: String) -> [String] {
+        var blocks = text.components(separatedBy: "\n\n")
+        blocks.removeLast()
+        return blocks
+    }
+
+    /// Every field line of the complete blocks: `retry: 1500` is ("retry", "1500").
+    public static func fields(_ text: String) -> [(name: String, value: String)] {
+        blocks(text).flatMap { $0.split(separator: "\n") }.map { line in
+            let parts = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            var value = parts.count > 1 ? String(parts[1]) : ""
+            if value.first == " " { value.removeFirst() }
+            return (String(parts[0]), value)
+        }
     }
 }

@@ -24,17 +24,17 @@ final class DashboardPageTests: XCTestCase {
 
     func testAMissingOrRepeatedPlaceholderFailsStartUp() {
         XCTAssertThrowsError(try DashboardPage.assemble(html: "<p>no links</p>", css: "", js: "")) {
-            XCTAssertTrue("\($0)".contains(DashboardPage.stylesheetLink), "\($0)")
+            XCTAssertEqual("\($0)", "the dashboard's index.html must contain \(DashboardPage.stylesheetLink) exactly once (found 0)")
         }
         let twice = html + DashboardPage.scriptElement
         XCTAssertThrowsError(try DashboardPage.assemble(html: twice, css: "", js: "")) {
-            XCTAssertTrue("\($0)".contains("found 2"), "\($0)")
+            XCTAssertEqual("\($0)", "the dashboard's index.html must contain \(DashboardPage.scriptElement) exactly once (found 2)")
         }
     }
 
     func testInlinedTextThatWouldCloseItsElementEarlyFailsStartUp() {
         XCTAssertThrowsError(try DashboardPage.assemble(html: html, css: "", js: "s = '</SCRIPT>';")) {
-            XCTAssertTrue("\($0)".contains("</script"), "\($0)")
+            XCTAssertEqual("\($0)", "the dashboard's inlined script must not contain </script")
         }
         XCTAssertThrowsError(try DashboardPage.assemble(html: html, css: "/* </style> */", js: ""))
     }
@@ -43,8 +43,11 @@ final class DashboardPageTests: XCTestCase {
     /// and its files assemble (the name in ResourceBundle follows the package and target).
     func testTheBuiltBundleLoads() throws {
         let page = try DashboardPage.load()
+        // substring: an HTML page's text; the browser tests (Tests/browser) read it as a page.
         XCTAssertTrue(page.html.hasPrefix("<!doctype html>"))
+        // substring: the placeholder must be gone from the page's text wherever it was.
         XCTAssertFalse(page.html.contains(DashboardPage.scriptElement))
+        // substring: the script was inlined as an element of the page's text.
         XCTAssertTrue(page.html.contains("<script>\n"))
     }
 }

@@ -36,6 +36,25 @@ final class EnvironmentCatchUpTests: XCTestCase {
         XCTAssertEqual(state.preferences.value(forKey: "age"), .integer(20))
     }
 
+    func testAStoppedFeedLeavesNoCallerWaiting() async {
+        let store = ScriptedStore()
+        let (feed, _) = makeFeed(store)
+        feed.start()
+        // One caller waits for the read after the one in flight, which a stop never starts.
+        let first = Task { @MainActor in await feed.caughtUp() }
+        let second = Task { @MainActor in await feed.caughtUp() }
+        await Task.yield()
+        let returned = expectation(description: "both callers return")
+        Task { @MainActor in
+            await first.value
+            await second.value
+            await feed.caughtUp()   // and a caller after the stop returns at once
+            returned.fulfill()
+        }
+        feed.stop()
+        await fulfillment(of: [returned], timeout: 5)
+    }
+
     func testManyCallersAtOnceShareTwoReads() async {
         let store = ScriptedStore()
         let (feed, _) = makeFeed(store)

@@ -61,6 +61,10 @@ final class ChangeFeed {
 
     func stop() {
         stopped = true
+        // No read starts any more: whoever waits for one (``caughtUp()``) goes on with what it has.
+        let waiting = readWaiters
+        readWaiters = []
+        for waiter in waiting { waiter.continuation.resume() }
     }
 
     /// Takes changes another writer committed (any order, duplicates allowed): each new one is

@@ -52,7 +52,7 @@ final class EnvironmentContractRoutesTests: XCTestCase {
                 let reply = try server.request(method.uppercased(), target, headers: ["Content-Type": "application/json"],
                                                body: Array("{}".utf8))
                 XCTAssertEqual(reply.status, 404, "\(method) \(target)")
-                XCTAssertTrue(reply.text.contains(#"There is no environment \"nowhere\""#), "\(method) \(target): \(reply.text)")
+                XCTAssertEqual(reply.value?["detail"], #"There is no environment "nowhere"."#, "\(method) \(target): \(reply.text)")
             }
         }
     }
@@ -71,10 +71,10 @@ final class EnvironmentContractRoutesTests: XCTestCase {
                                                body: Array("{}".utf8))
                 if listed.contains(underPrefix) {
                     scoped += 1
-                    XCTAssertTrue(reply.text.contains("There is no environment"), "\(method) \(target): \(reply.status) \(reply.text)")
+                    XCTAssertEqual(reply.value?["detail"], #"There is no environment "nowhere"."#, "\(method) \(target): \(reply.status) \(reply.text)")
                 } else {
                     // No route: the router's own 404 (or 405 where another path's route shares the template).
-                    XCTAssertFalse(reply.text.contains("There is no environment"), "\(method) \(target) is routed but not in the contract")
+                    XCTAssertNotEqual(reply.value?["detail"], #"There is no environment "nowhere"."#, "\(method) \(target) is routed but not in the contract")
                 }
             }
         }
@@ -132,7 +132,7 @@ final class EnvironmentContractRoutesTests: XCTestCase {
         XCTAssertEqual(try server.request("POST", "/environments/staging/stream-tickets").status, 201)
         let unknown = try server.request("POST", "/environments/nowhere/stream-tickets")
         XCTAssertEqual(unknown.status, 404, unknown.text)
-        XCTAssertTrue(unknown.text.contains("nowhere"), unknown.text)
+        XCTAssertEqual(unknown.value?["detail"], #"There is no environment "nowhere"."#, unknown.text)
     }
 
     func testMalformedDryRunAsOfAndReasonAreRefused() throws {
