@@ -118,6 +118,13 @@ final class ScheduleRunner {
             await finish(schedule, .failed, detail: "The environment \"\(schedule.environment)\" does not exist any more.", late: late)
             return true
         }
+        // An environment deleted and made again since is another one: not the schedule's
+        // (`default` is never deleted; its creation time may be a later upgrade's).
+        guard environment === environments.main || environment.createdAt <= schedule.createdAt else {
+            await finish(schedule, .failed, detail: "The environment \"\(schedule.environment)\" was deleted and created again "
+                         + "after the schedule was made.", late: late)
+            return true
+        }
         let operations: [RollbackOperation]
         switch await SchedulePlanner.operations(work, state: environment.state, store: store) {
         case let .success(planned): operations = planned

@@ -39,4 +39,5 @@ final class PostgresConformanceTests: PostgresTestCase, ChangeStoreMaker {
     func testEscapedTextRoundTripsByteForByte() async throws { try await ChangeStoreConformance.escapedTextRoundTripsByteForByte(self) }
     func testUnstorableWritesAreRefusedAlike() async throws { try await ChangeStoreConformance.unstorableWritesAreRefusedAlike(self) }
     func testAScheduleIsAppliedByItsOwnWriteExactlyOnce() async throws { try await ChangeStoreConformance.aScheduleIsAppliedByItsOwnWriteExactlyOnce(self) }
+    func testHistoryReadsAcrossEnvironmentsForWebhooks() async throws { try await ChangeStoreConformance.historyReadsAcrossEnvironmentsForWebhooks(self) }
 }

@@ -200,4 +200,31 @@ final class ScheduleRoutesTests: XCTestCase {
             XCTAssertEqual(try server.get("/schedules?after=\(bad)").status, 400, bad)
         }
     }
+
+    func test_a_schedule_whose_environment_was_deleted_and_made_again_fails_and_a_rollback_applies_in_its_own() throws {
+        let server = try server()
+        defer { server.stop() }
+        XCTAssertEqual(try server.request("PUT", "/environments/staging").status, 201)
+        XCTAssertEqual(try server.request("PUT", "/environments/staging/preferences/age", json: ["value": 30]).status, 200)
+        let base = try server.currentRevision()
+        XCTAssertEqual(try server.request("PUT", "/environments/staging/preferences/age", json: ["value": 31]).status, 200)
+        XCTAssertEqual(try server.request("PUT", "/preferences/age", json: ["value": 40]).status, 200)
+        // A rollback scheduled in staging rolls staging back, not default.
+        let rollback = try server.request("POST", "/environments/staging/schedules", json: ["at": Self.time(1.2), "rollback": base])
+        XCTAssertEqual(rollback.status, 201, rollback.text)
+        let rollbackID = try XCTUnwrap(rollback.value?["id"]?.stringValue)
+        let orphan = try server.request("POST", "/environments/staging/schedules", json: ["at": Self.time(1.5), "preferences": ["age": 9]])
+        let orphanID = try XCTUnwrap(orphan.value?["id"]?.stringValue)
+        XCTAssertTrue(try server.wait { try server.get("/environments/staging/schedules/\(rollbackID)").value?["state"] == "applied" })
+        XCTAssertEqual(try server.get("/environments/staging/preferences/age").value?["value"], 30)
+        XCTAssertEqual(try server.get("/preferences/age").value?["value"], 40)
+
+        // Deleted and made again before the second is due: that one is another environment's now.
+        XCTAssertEqual(try server.request("DELETE", "/environments/staging").status, 200)
+        XCTAssertEqual(try server.request("PUT", "/environments/staging").status, 201)
+        XCTAssertTrue(try server.wait { try server.get("/environments/staging/schedules/\(orphanID)").value?["state"] == "failed" })
+        let failed = try XCTUnwrap(try server.get("/environments/staging/schedules/\(orphanID)").value)
+        XCTAssertTrue(failed["detail"]?.stringValue?.contains("deleted and created again") == true, "\(failed)")
+        XCTAssertEqual(try server.get("/environments/staging/preferences/age").value?["value"], 5)
+    }
 }
