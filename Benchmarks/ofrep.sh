@@ -24,8 +24,8 @@ command -v wrk >/dev/null || { echo "wrk is missing (apt-get install wrk)"; exit
 command -v taskset >/dev/null || { echo "taskset is missing (util-linux)"; exit 1; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tidings-ofrep.XXXXXX")
-PID=""
-cleanup() { if [ -n "$PID" ]; then kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi; rm -rf "$WORK"; }
+PID=""; BARE_PID=""
+cleanup() { [ -n "$BARE_PID" ] && kill "$BARE_PID" 2>/dev/null; if [ -n "$PID" ]; then kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi; rm -rf "$WORK"; }
 trap cleanup EXIT
 
 taskset -c 0 "$BIN" --host 127.0.0.1 --port 0 --data-dir "$WORK/data" --log-level warning > "$WORK/log" 2>&1 &
@@ -49,8 +49,18 @@ rate() {  # rate NAME URL [lua]: one wrk run on CPU 1, prints requests/s (0 when
     if echo "$out" | grep -q "Non-2xx or 3xx responses"; then echo 0; return; fi
     echo "$out" | awk '/Requests\/sec/ { printf "%.0f", $2 }'
 }
-best_get=0; best_bulk=0; best_single=0
+# The bare C evhttp server (Benchmarks/bare-evhttp.c) on the same CPU, for the same-run ratio the
+# machine's speed of the day asks for: its GET /preferences/name is the floor of any HTTP answer.
+mkdir -p "$ROOT/.build/bench"
+gcc -O2 -o "$ROOT/.build/bench/bare-evhttp" "$ROOT/Benchmarks/bare-evhttp.c" $(pkg-config --cflags --libs libevent)
+taskset -c 0 "$ROOT/.build/bench/bare-evhttp" 0 > "$WORK/bare.log" 2>&1 &
+BARE_PID=$!
+for _ in $(seq 1 50); do grep -q "listening on" "$WORK/bare.log" 2>/dev/null && break; sleep 0.1; done
+BARE=$(sed -n 's|.*listening on \(http://127.0.0.1:[0-9]*\).*|\1|p' "$WORK/bare.log" | head -n1)
+best_get=0; best_bulk=0; best_single=0; best_bare=0
 for round in $(seq 1 "$ROUNDS"); do
+    c=$(rate bare "$BARE/preferences/name")
+    [ "$c" -gt "$best_bare" ] && best_bare=$c
     g=$(rate get "$BASE/preferences/name")
     b=$(rate bulk "$BASE/ofrep/v1/evaluate/flags" "$ROOT/Benchmarks/ofrep-post.lua")
     s=$(rate single "$BASE/ofrep/v1/evaluate/flags/age" "$ROOT/Benchmarks/ofrep-post.lua")
@@ -61,10 +71,13 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 printf '\n%-34s %10s %9s %14s %8s\n' "one CPU, 64 connections" "req/s" "÷ GET" "÷ Unleash Edge" "÷ flagd"
+kill "$BARE_PID" 2>/dev/null || true
+printf '%-34s %10s %9s %14s %8s\n' "bare C evhttp GET (same run)" "$best_bare" "$(ratio "$best_bare" "$best_get")" "$(ratio "$best_bare" $UNLEASH_EDGE)" "$(ratio "$best_bare" $FLAGD)"
 printf '%-34s %10s %9s %14s %8s\n' "GET /preferences/name" "$best_get" "1.00" "$(ratio "$best_get" $UNLEASH_EDGE)" "$(ratio "$best_get" $FLAGD)"
 printf '%-34s %10s %9s %14s %8s\n' "OFREP bulk (1 KB body)" "$best_bulk" "$(ratio "$best_bulk" "$best_get")" "$(ratio "$best_bulk" $UNLEASH_EDGE)" "$(ratio "$best_bulk" $FLAGD)"
 printf '%-34s %10s %9s %14s %8s\n' "OFREP single flag (1 KB body)" "$best_single" "$(ratio "$best_single" "$best_get")" "$(ratio "$best_single" $UNLEASH_EDGE)" "$(ratio "$best_single" $FLAGD)"
 goal_bulk=$(awk -v b="$best_bulk" 'BEGIN { print (b >= 60000) ? "met" : "missed" }')
 goal_single=$(awk -v s="$best_single" -v b="$best_bulk" 'BEGIN { print (s >= 1.2 * b && s >= 72000) ? "met" : "missed" }')
 echo "goal bulk ≥ 60,000/s: $goal_bulk; single ≥ 1.2× bulk goal (72,000/s): $goal_single"
-echo "RESULT get=$best_get bulk=$best_bulk single=$best_single"
+echo "bulk ÷ bare C: $(ratio "$best_bulk" "$best_bare"), single ÷ bare C: $(ratio "$best_single" "$best_bare")"
+echo "RESULT bare=$best_bare get=$best_get bulk=$best_bulk single=$best_single"

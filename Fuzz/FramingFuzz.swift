@@ -1,6 +1,6 @@
 // libFuzzer target over the pure framing machine (FramingMachine), without libevent: a byte
 // stream of requests, cut into pieces where the input says, must be framed exactly as when it
-// arrives at once (same bytes handed to evhttp, same refusals), every step must consume what
+// arrives at once (same heads and bodies read, same refusals), every step must consume what
 // it claims and make progress, nothing may trap, and the body budget must come back whole.
 // Built and run by Fuzz/run.sh with Tests/EventHTTPTests/Support/FramingDriver.swift.
 @testable import EventHTTP

@@ -26,7 +26,19 @@ declare -A HARNESS=(
 )
 TARGETS=(body stream-query forwarded yaml framing upstream-head)
 
-objects() { for target in "$@"; do find "$D/$target.build" -maxdepth 2 -name "*.o" | sort; done; }  # C targets keep theirs in src/
+# A Swift target's objects are the ones its output-file-map names (an object of a source file
+# since deleted stays in the build directory and would be linked too); C targets keep theirs in src/.
+objects() {
+  local target map
+  for target in "$@"; do
+    map="$D/$target.build/output-file-map.json"
+    if [ -f "$map" ]; then
+      python3 -c 'import json, sys; print("\n".join(sorted(e["object"] for e in json.load(open(sys.argv[1])).values() if "object" in e)))' "$map"
+    else
+      find "$D/$target.build" -maxdepth 2 -name "*.o" | sort
+    fi
+  done
+}
 link() { # name, harness files...
   local name=$1; shift
   swiftc -sanitize=fuzzer -parse-as-library -Onone -g -swift-version 6 \

@@ -1,7 +1,8 @@
 #ifndef TIDINGS_CLIBEVENT_SHIM_H
 #define TIDINGS_CLIBEVENT_SHIM_H
 
-// The one C header Tidings imports: libevent's core, HTTP, listener and pthreads glue.
+// The one C header Tidings imports: libevent's core, buffers, bufferevents, listener and
+// pthreads glue (HTTP is Swift: EventHTTP's own connection and parser).
 // Variadic or macro-only APIs get plain `static inline` wrappers here so Swift can call them;
 // no logic (that is Swift). The one piece that must be C, a signal handler, is deadline.h.
 
@@ -28,9 +29,6 @@
 #include <event2/event.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/http.h>
-#include <event2/http_struct.h>
-#include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 #include <event2/thread.h>
 #include <event2/util.h>

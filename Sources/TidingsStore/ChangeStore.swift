@@ -123,6 +123,12 @@ public struct StoreWrite: Sendable, Hashable {
     /// unless said); it must exist when the write runs (else ``StoreError/unknownEnvironment(_:)``),
     /// except for ``WriteOperation/createEnvironment(copiedFrom:limit:)``, which makes it.
     public var environment: String
+    /// The schedule this write applies (nil: none). Its outcome — `applied`, the revision the
+    /// write left the store at, `late`, the commit time — is recorded in the write's own
+    /// transaction, conditional on `holder` still holding the claim; without it the write
+    /// fails with ``StoreError/scheduleNotHeld(_:)`` and writes nothing. So a schedule is
+    /// applied exactly once, whichever instance dies when.
+    public var schedule: ScheduleCompletion?
 
     public init(_ operations: [WriteOperation], expectedRevisions: [String: Set<UInt64>] = [:],
                 actor: String = "", reason: String? = nil, environment: String = EnvironmentName.default) {
@@ -132,6 +138,7 @@ public struct StoreWrite: Sendable, Hashable {
         self.actor = actor
         self.reason = reason
         self.expectedGlobalRevisions = nil
+        self.schedule = nil
     }
 }
 

@@ -244,8 +244,17 @@ extension Database {
         if query.things { kinds.append("kind = 'things'") }
         guard !kinds.isEmpty, query.limit > 0 else { return [] }
         conditions.append("(" + kinds.joined(separator: " OR ") + ")")
-        conditions.append("environment = ?")
-        arguments.append(query.environment)
+        switch query.environments {
+        case nil:
+            conditions.append("environment = ?")
+            arguments.append(query.environment)
+        case .every?:
+            break
+        case let .named(names)?:
+            guard !names.isEmpty else { return [] }
+            conditions.append("environment IN (\(Array(repeating: "?", count: names.count).joined(separator: ",")))")
+            arguments += names
+        }
         let order: String
         switch query.direction {
         case let .newestFirst(before):

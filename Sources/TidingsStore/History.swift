@@ -2,6 +2,14 @@ import Foundation
 
 /// What a page of history asks for (`GET /history` and its per-resource forms).
 public struct HistoryQuery: Sendable, Hashable {
+    /// Which environments' records a page holds, across environments.
+    public enum EnvironmentSelection: Sendable, Hashable {
+        /// Every environment's.
+        case every
+        /// These environments' (none: no record).
+        case named([String])
+    }
+
     /// Which way the page reads.
     public enum Direction: Sendable, Hashable {
         /// Newest first, only revisions below `before` (nil: from the newest).
@@ -24,6 +32,9 @@ public struct HistoryQuery: Sendable, Hashable {
     public var below: UInt64?
     /// Only this environment's records.
     public var environment: String
+    /// Records of several environments instead of ``environment``'s alone (nil: its alone): a
+    /// webhook's reader follows every environment its hook covers, in one revision order.
+    public var environments: EnvironmentSelection?
     /// Stop after the record that brings the page's summed ``Change/byteCount`` to this many
     /// bytes (nil: no bound). The store reads only each candidate's revision and size before
     /// it has decided where the page ends, so a page costs about this many bytes of memory and
@@ -31,7 +42,8 @@ public struct HistoryQuery: Sendable, Hashable {
     public var maxBytes: Int?
 
     public init(direction: Direction, limit: Int, preferences: Bool = true, things: Bool = true, keys: [String]? = nil,
-                below: UInt64? = nil, maxBytes: Int? = nil, environment: String = EnvironmentName.default) {
+                below: UInt64? = nil, maxBytes: Int? = nil, environment: String = EnvironmentName.default,
+                environments: EnvironmentSelection? = nil) {
         self.environment = environment
         self.direction = direction
         self.limit = limit
@@ -40,6 +52,7 @@ public struct HistoryQuery: Sendable, Hashable {
         self.keys = keys
         self.below = below
         self.maxBytes = maxBytes
+        self.environments = environments
     }
 
     /// How many of `sizes` (the candidates' byte counts, in page order) the page keeps: each

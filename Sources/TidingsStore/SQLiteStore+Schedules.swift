@@ -52,12 +52,14 @@ extension SQLiteStore: ScheduleStore {
         }
     }
 
-    public func schedules(environment: String, state: StoredSchedule.State?, limit: Int) async throws -> [StoredSchedule] {
+    public func schedules(environment: String, state: StoredSchedule.State?, after: ScheduleCursor?, limit: Int) async throws -> [StoredSchedule] {
         try await scheduleWrite { db in
             try Row.fetchAll(db, sql: """
                 SELECT \(Self.columns) FROM schedule WHERE environment = ? AND (? IS NULL OR state = ?)
+                   AND (? IS NULL OR at > ? OR (at = ? AND id > ?))
                 ORDER BY at, id LIMIT ?
-                """, arguments: [environment, state?.rawValue, state?.rawValue, limit]).map(Self.schedule)
+                """, arguments: [environment, state?.rawValue, state?.rawValue,
+                                 after?.at, after?.at, after?.at, after?.id, limit]).map(Self.schedule)
         }
     }
 
@@ -98,11 +100,7 @@ extension SQLiteStore: ScheduleStore {
                 WHERE id = ? AND state = 'pending' AND holder = ?
                 """, arguments: [state.rawValue, revision.map { Int64($0) }, detail, late, now, id, holder])
             let finished = db.changesCount > 0
-            // Finished schedules are kept for reading, the newest `keepFinished` of them.
-            try db.execute(sql: """
-                DELETE FROM schedule WHERE state <> 'pending' AND id NOT IN
-                    (SELECT id FROM schedule WHERE state <> 'pending' ORDER BY finishedAt DESC, id LIMIT ?)
-                """, arguments: [limits.keepFinished])
+            try Self.pruneFinishedSchedules(db, keep: limits.keepFinished)
             return finished
         }
     }
@@ -118,6 +116,14 @@ extension SQLiteStore: ScheduleStore {
         try await scheduleWrite { db in
             try Int64.fetchOne(db, sql: "SELECT min(at) FROM schedule WHERE state = 'pending'")
         }
+    }
+
+    /// Finished schedules are kept for reading, the newest `keep` of them.
+    static func pruneFinishedSchedules(_ db: Database, keep: Int) throws {
+        try db.execute(sql: """
+            DELETE FROM schedule WHERE state <> 'pending' AND id NOT IN
+                (SELECT id FROM schedule WHERE state <> 'pending' ORDER BY finishedAt DESC, id LIMIT ?)
+            """, arguments: [keep])
     }
 
     private static func schedule(_ row: Row) -> StoredSchedule {
@@ -155,5 +161,21 @@ extension SQLiteStore: ScheduleStore {
                 }
             }
         }
+    }
+}
+
+extension Database {
+    /// Inside a commit (``StoreWrite/schedule``): marks the schedule applied at `revision` —
+    /// only while `completion.holder` holds its claim and it is pending, else the write fails
+    /// with ``StoreError/scheduleNotHeld(_:)`` — and drops the oldest finished ones beyond the bound.
+    func recordScheduleApplied(_ completion: ScheduleCompletion, revision: UInt64, at: Int64) throws {
+        try execute(sql: SQLiteStore.scheduleTable)
+        try execute(sql: """
+            UPDATE schedule SET state = 'applied', revision = ?, detail = NULL, late = ?, finishedAt = ?,
+                                holder = NULL, claimedUntil = NULL
+            WHERE id = ? AND state = 'pending' AND holder = ?
+            """, arguments: [Int64(clamping: revision), completion.late, at, completion.id, completion.holder])
+        guard changesCount > 0 else { throw StoreError.scheduleNotHeld(completion.id) }
+        try SQLiteStore.pruneFinishedSchedules(self, keep: completion.keepFinished)
     }
 }

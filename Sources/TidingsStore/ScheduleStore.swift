@@ -57,6 +57,25 @@ public struct ScheduleLimits: Sendable, Hashable {
     }
 }
 
+/// What a schedule's own write records about it (``StoreWrite/schedule``), in the same
+/// transaction: the schedule `id` becomes `applied` with the revision the write left the store
+/// at — only while `holder` holds its claim and it is pending.
+public struct ScheduleCompletion: Sendable, Hashable {
+    public var id: String
+    /// The instance that claimed it (``ScheduleStore/claimDueSchedules(now:holder:leaseMicroseconds:limit:)``).
+    public var holder: String
+    public var late: Bool
+    /// Finished schedules kept (``ScheduleLimits/keepFinished``); older ones are dropped.
+    public var keepFinished: Int
+
+    public init(id: String, holder: String, late: Bool, keepFinished: Int = ScheduleLimits().keepFinished) {
+        self.id = id
+        self.holder = holder
+        self.late = late
+        self.keepFinished = keepFinished
+    }
+}
+
 /// Why a schedule operation was refused.
 public enum ScheduleStoreError: Error, Sendable, Equatable {
     /// As many schedules (or bytes) are pending as the limits allow.
@@ -72,11 +91,14 @@ public enum ScheduleCancellation: Sendable, Hashable {
     case notFound
 }
 
-/// Durable schedules, shared by every instance on the store. Each schedule is applied once:
-/// an instance *claims* due schedules (an atomic update that only takes pending ones whose
-/// claim is free or expired), applies each as one ordinary write, then *finishes* it — only the
-/// holder of a live claim can. A crash between the write and the finish leaves the claim to
-/// expire; the next claimer applies again, and applying the same values again changes nothing.
+/// Durable schedules, shared by every instance on the store. Each schedule is applied exactly
+/// once: an instance *claims* due schedules (an atomic update that only takes pending ones
+/// whose claim is free or expired) and applies each as one ordinary write that records the
+/// outcome itself (``StoreWrite/schedule``): the write and `applied` commit together, and only
+/// while the claim is still the writer's. A crash before that commit leaves the claim to expire
+/// and the next claimer applies it; a crash after it leaves nothing to do. A schedule that
+/// fails (its values no longer allowed, its rollback past the history) is *finished* as failed
+/// by the holder of its claim.
 ///
 /// The table is created by the first call (idempotently: several instances may start at once),
 /// beside the change store's own schema, which it does not touch.
@@ -84,8 +106,9 @@ public protocol ScheduleStore: Sendable {
     /// Stores a new pending schedule unless `limits` are reached.
     func createSchedule(_ schedule: StoredSchedule, limits: ScheduleLimits) async throws
     func schedule(id: String) async throws -> StoredSchedule?
-    /// The schedules of `environment` (in one state, or all), by `at` then id, at most `limit`.
-    func schedules(environment: String, state: StoredSchedule.State?, limit: Int) async throws -> [StoredSchedule]
+    /// The schedules of `environment` (in one state, or all), by `at` then id, after the
+    /// schedule at `after` (the `at` and id of the last one of the previous page), at most `limit`.
+    func schedules(environment: String, state: StoredSchedule.State?, after: ScheduleCursor?, limit: Int) async throws -> [StoredSchedule]
     /// Cancels a pending schedule that no instance is applying at `now`.
     func cancelSchedule(id: String, now: Int64) async throws -> ScheduleCancellation
     /// Claims up to `limit` pending schedules due at `now` for `holder` until `now + leaseMicroseconds`.
@@ -97,4 +120,23 @@ public protocol ScheduleStore: Sendable {
     func releaseSchedule(id: String, holder: String) async throws
     /// The earliest `at` of a pending schedule.
     func nextScheduleTime() async throws -> Int64?
+}
+
+extension ScheduleStore {
+    /// The first page of `environment`'s schedules (see ``schedules(environment:state:after:limit:)``).
+    public func schedules(environment: String, state: StoredSchedule.State?, limit: Int) async throws -> [StoredSchedule] {
+        try await schedules(environment: environment, state: state, after: nil, limit: limit)
+    }
+}
+
+/// Where a page of schedules ends: the `at` and id of its last schedule (they are listed by
+/// `at`, then id).
+public struct ScheduleCursor: Sendable, Hashable {
+    public var at: Int64
+    public var id: String
+
+    public init(at: Int64, id: String) {
+        self.at = at
+        self.id = id
+    }
 }

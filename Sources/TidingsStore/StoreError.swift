@@ -33,6 +33,10 @@ public enum StoreError: Error, Sendable, Hashable {
     case tooManyEnvironments(limit: Int)
     /// `deleteEnvironment` of `default`, which always exists.
     case defaultEnvironment
+    /// A write that applies a schedule (``StoreWrite/schedule``) whose claim its holder no
+    /// longer has: the claim expired and another instance took it, or the schedule was
+    /// cancelled or finished meanwhile. Nothing was written.
+    case scheduleNotHeld(String)
     /// SQLite failed (I/O error, disk full, file locked by another process for too long, ...).
     case database(String)
 }

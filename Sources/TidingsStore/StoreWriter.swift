@@ -107,6 +107,10 @@ final class StoreWriter: @unchecked Sendable {
                                     changes.append(change)
                                 }
                             }
+                            // A schedule's outcome commits with its write, or neither does.
+                            if let schedule = commit.write.schedule {
+                                try db.recordScheduleApplied(schedule, revision: next, at: at)
+                            }
                             return .commit
                         }
                         revision = next

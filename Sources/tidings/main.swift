@@ -67,17 +67,6 @@ for signalNumber in [SIGTERM, SIGINT] {
 // loop held by a long callback cannot delay it; every acknowledged write is already durable, and
 // status 0 says the process stopped as asked.
 do { try ShutdownDeadline.arm(signals: [SIGTERM, SIGINT], after: 9.0, exitStatus: 0) } catch { fail("\(error)") }
-#if DEBUG
-// Tests only (debug builds): SIGUSR1 holds the loop for 30 s, to prove the deadline above.
-if ProcessInfo.processInfo.environment["TIDINGS_TEST_STALL_ON_SIGUSR1"] == "1" {
-    loop.onSignal(SIGUSR1) {
-        logger.warning("stalling the loop for 30 s (TIDINGS_TEST_STALL_ON_SIGUSR1)")
-        // Signals interrupt a sleep; keep sleeping until the 30 s are over.
-        let end = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < end { usleep(100_000) }
-    }
-}
-#endif
 
 // SIGHUP: reload the --tokens file (a bad one keeps the credentials in force, logged).
 loop.onSignal(SIGHUP) {

@@ -9,12 +9,23 @@ import XCTest
 /// document's posts were fetched with — it does not fetch the whole feed again to learn them.
 final class PostsValidatorsAdoptionTests: XCTestCase {
     func test_an_instance_that_took_another_instances_posts_fetches_next_with_their_validators() throws {
+        let directory = try TemporaryDirectory()
+        try checkValidatorsSurviveAdoption(store: [], dataDirectory: directory.url)
+    }
+
+    /// The same on PostgreSQL: the validators travel inside the stored document, in either store.
+    func test_on_PostgreSQL_too() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.destroy() }
+        try checkValidatorsSurviveAdoption(store: ["--database-url", cluster.url], dataDirectory: nil)
+    }
+
+    private func checkValidatorsSurviveAdoption(store: [String], dataDirectory: URL?) throws {
         let upstream = try UpstreamServer()
         defer { upstream.stop() }
         upstream.behaviour = .posts(PostsFixture.feed, etag: "v1")
-        let directory = try TemporaryDirectory()
-        let arguments = ["--feed-url", upstream.url, "--feed-timeout", "2", "--feed-refresh", "0"]
-        let a = try TidingsProcess(arguments: arguments, dataDirectory: directory.url)
+        let arguments = store + ["--feed-url", upstream.url, "--feed-timeout", "2", "--feed-refresh", "0"]
+        let a = try TidingsProcess(arguments: arguments, dataDirectory: dataDirectory)
         defer { a.stop() }
         XCTAssertEqual(try a.posts(wait: 10).state, "loaded")
         XCTAssertEqual(upstream.requestCount, 1)
@@ -22,7 +33,7 @@ final class PostsValidatorsAdoptionTests: XCTestCase {
         let stored = try a.currentRevision()
 
         // B starts on the same store after A's fetch: its first read takes A's document.
-        let b = try TidingsProcess(arguments: arguments, dataDirectory: directory.url)
+        let b = try TidingsProcess(arguments: arguments, dataDirectory: dataDirectory)
         defer { b.stop() }
         let taken = try b.posts(wait: 10)
         XCTAssertEqual(taken.state, "loaded")

@@ -81,6 +81,41 @@ final class WebhooksTests: XCTestCase {
         XCTAssertTrue(try eventually(within: 3) { try server.get("/metrics").text.contains(#"tidings_webhook_backlog{hook="ordered"} 0"#) })
     }
 
+    func test_a_hook_filtered_by_environment_gets_only_that_environments_changes_named_in_the_record() throws {
+        let server = try server([(name: "staging", extra: ["environments": ["staging"]]),
+                                 (name: "main", extra: ["environments": ["default"]]),
+                                 (name: "all", extra: [:])])
+        XCTAssertEqual(try server.request("PUT", "/environments/staging").status, 201)
+        let staged = try server.request("PUT", "/environments/staging/preferences/age", json: ["value": 21])
+        XCTAssertEqual(staged.status, 200, staged.text)
+        let stagedRevision = try XCTUnwrap(staged.value?["revision"]?.intValue)
+        let main = try server.put("age", 7)
+        let mainRevision = try XCTUnwrap(main.value?["revision"]?.intValue)
+
+        XCTAssertTrue(try eventually(within: 15) {
+            try receiver.delivered("all").count >= 2 && receiver.delivered("staging").count >= 1 && receiver.delivered("main").count >= 1
+        }, "log:\n\(server.log)")
+        let toStaging = try receiver.delivered("staging")
+        XCTAssertEqual(toStaging.map(\.id), ["staging-\(stagedRevision)"])
+        XCTAssertEqual(toStaging.first?.payload["data"]?["environment"]?.stringValue, "staging")
+        XCTAssertEqual(toStaging.first?.payload["data"]?["after"]?.intValue, 21)
+        XCTAssertTrue(toStaging.allSatisfy(\.verified))
+        let toMain = try receiver.delivered("main")
+        XCTAssertEqual(toMain.map(\.id), ["default-\(mainRevision)"])
+        XCTAssertEqual(toMain.first?.payload["data"]?["environment"]?.stringValue, "default")
+        // Unfiltered: both, in revision order, each naming its environment.
+        let toAll = try receiver.delivered("all")
+        XCTAssertEqual(toAll.map(\.id), ["staging-\(stagedRevision)", "default-\(mainRevision)"])
+        XCTAssertEqual(toAll.compactMap { $0.payload["data"]?["environment"]?.stringValue }, ["staging", "default"])
+        // The backlog counts only what a hook covers.
+        XCTAssertTrue(try eventually(within: 5) {
+            try ["staging", "main", "all"].allSatisfy { try self.hook(server, $0)?["backlog"]?.intValue == 0 }
+        })
+        XCTAssertEqual(try hook(server, "staging")?["lastDelivered"]?.intValue, stagedRevision)
+        XCTAssertEqual(try hook(server, "staging")?["environments"], ["staging"])
+        XCTAssertEqual(try hook(server, "all")?["environments"], .null)
+    }
+
     func test_500s_and_timeouts_are_retried_with_the_same_id_and_keep_the_order() throws {
         try receiver.script("flaky", [500, "hang", 503, 200])
         let server = try server([(name: "flaky", extra: [:])])

@@ -1,8 +1,8 @@
 @testable import EventHTTP
 import XCTest
 
-/// The guard's fast path may pass a head through only when it is exactly what the strict parser
-/// would have handed evhttp: checked here case by case and on many generated heads.
+/// The framing machine's fast path may read a head where it lies only when it is exactly the
+/// strict parser's canonical form: checked here case by case and on many generated heads.
 final class CleanHeadTests: XCTestCase {
     private func verdict(_ text: String, maxHead: Int = 8192, maxBody: Int = 1000) -> CleanHead.Verdict? {
         Array(text.utf8).withUnsafeBytes { CleanHead.check($0, maxHeadBytes: maxHead, maxBodyBytes: maxBody) }

@@ -4,9 +4,10 @@ import Foundation
 import TestFixtures
 import XCTest
 
-/// The connection guard's paths on real sockets: a clean head alone in a read stays in
-/// evhttp's input as it is; what follows a clean head in the same read (a second request, its
-/// body, a head to refuse) is still framed by the guard before evhttp parses it.
+/// The connection's reading paths on real sockets (the class keeps the name of the guard it
+/// tested before the connection read requests itself): a clean head alone in a read; what
+/// follows a clean head in the same read (a second request, its body, a head to refuse) is
+/// framed in turn, answered in order.
 final class ConnectionGuardTests: XCTestCase {
     private var server: LoopThread!
 
@@ -50,6 +51,18 @@ final class ConnectionGuardTests: XCTestCase {
             client.write(get("n\(index)"))
             assertHello(try? client.readReply(), "n\(index)")
         }
+    }
+
+    /// A client that shuts its sending side once it sent its requests (`nc`, some scripts) still
+    /// gets every answer, in order, and then the end of the connection.
+    func testAClientDoneSendingStillGetsItsAnswers() throws {
+        let client = try HTTPConnection(port: server.port, timeout: 5)
+        client.write(get("a") + put("{\"b\":1}") + get("c"))
+        XCTAssertEqual(shutdown(client.fd, Int32(SHUT_WR)), 0)
+        assertHello(try? client.readReply(), "a")
+        assertEcho(try? client.readReply(), "{\"b\":1}")
+        assertHello(try? client.readReply(), "c")
+        XCTAssertTrue(client.waitForClose(), "the connection ends after the last answer")
     }
 
     func testPipelinedCleanHeadsInOneRead() throws {

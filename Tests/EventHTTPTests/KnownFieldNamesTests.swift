@@ -10,7 +10,7 @@ final class KnownFieldNamesTests: XCTestCase {
                          "If-None-Match", "If-Match", "Origin", "Last-Event-ID", "Last-Event-Id", "X-API-Key",
                          "Hos", "Hostt", "Cache-Control", "Referer", "Cookie", "Accept-Language"]
         for spelling in spellings {
-            let fast = spelling.withCString { KnownFieldNames.name($0) }
+            let fast = Array(spelling.utf8).withUnsafeBytes { KnownFieldNames.name($0) }
             let slow = HTTPField.Name(spelling)
             XCTAssertEqual(fast?.rawName, slow?.rawName, spelling)
             XCTAssertEqual(fast?.canonicalName, slow?.canonicalName, spelling)
@@ -19,7 +19,7 @@ final class KnownFieldNamesTests: XCTestCase {
 
     func test_a_name_that_is_not_a_token_is_refused() {
         for spelling in ["", "Ho st", "Host:", "Hést"] {
-            XCTAssertNil(spelling.withCString { KnownFieldNames.name($0) }, spelling)
+            XCTAssertNil(Array(spelling.utf8).withUnsafeBytes { KnownFieldNames.name($0) }, spelling)
         }
     }
 

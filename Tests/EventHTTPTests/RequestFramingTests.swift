@@ -2,7 +2,7 @@
 import HTTPTypes
 import XCTest
 
-/// The guard's own readings, case by case (the wire behaviour is in EndToEndTests/FramingTests;
+/// The strict parser's readings, case by case (the wire behaviour is in EndToEndTests/FramingTests;
 /// the fuzz targets in Fuzz/ explore the rest).
 final class RequestFramingTests: XCTestCase {
     private func parse(_ text: String) -> Result<ParsedHead, FramingRefusal> {
@@ -25,7 +25,7 @@ final class RequestFramingTests: XCTestCase {
         XCTAssertEqual(status("PUT / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n"), 400)
         XCTAssertEqual(status("PUT / HTTP/1.1\r\nContent-Length: 1001\r\n"), 413)
         XCTAssertEqual(status("PUT / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n"), 413)
-        XCTAssertEqual(status("GET / HTTP/1.1\r\nHost: a\0b\r\n"), 400, "NUL would truncate evhttp's C string")
+        XCTAssertEqual(status("GET / HTTP/1.1\r\nHost: a\0b\r\n"), 400, "NUL would truncate a C string")
         XCTAssertEqual(status("GET / HTTP/1.1\r\nHost: a\rb\r\n"), 400, "bare CR")
     }
 

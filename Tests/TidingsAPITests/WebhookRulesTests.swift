@@ -33,13 +33,14 @@ final class WebhookRulesTests: XCTestCase {
         XCTAssertEqual(hooks[0].displayURL, "https://hooks.example.com/in?x=1", "no user information")
         XCTAssertEqual(hooks[0].coverage, WebhookCoverage())
         XCTAssertNil(hooks[0].environments)
-        XCTAssertEqual(hooks[1].coverage, WebhookCoverage(preferences: true, things: false, keys: ["age", "theme"]))
+        XCTAssertEqual(hooks[1].coverage, WebhookCoverage(preferences: true, things: false, keys: ["age", "theme"],
+                                                           environments: ["default", "staging"]))
         XCTAssertEqual(hooks[1].environments, ["default", "staging"])
-        XCTAssertTrue(hooks[1].covers(Change(revision: 1, kind: .preference(key: "age", json: "1")), environment: "staging"))
-        XCTAssertFalse(hooks[1].covers(Change(revision: 1, kind: .preference(key: "name", json: "1")), environment: "staging"))
-        XCTAssertFalse(hooks[1].covers(Change(revision: 1, kind: .preference(key: "age", json: "1")), environment: "dev"))
-        XCTAssertFalse(hooks[1].covers(Change(revision: 1, kind: .things(op: .add, thing: "X", list: ["X"])), environment: "default"))
-        XCTAssertFalse(hooks[0].covers(Change(revision: 1, kind: .posts("{}")), environment: "default"))
+        XCTAssertTrue(hooks[1].covers(Change(revision: 1, kind: .preference(key: "age", json: "1"), environment: "staging")))
+        XCTAssertFalse(hooks[1].covers(Change(revision: 1, kind: .preference(key: "name", json: "1"), environment: "staging")))
+        XCTAssertFalse(hooks[1].covers(Change(revision: 1, kind: .preference(key: "age", json: "1"), environment: "dev")))
+        XCTAssertFalse(hooks[1].covers(Change(revision: 1, kind: .things(op: .add, thing: "X", list: ["X"]), environment: "default")))
+        XCTAssertFalse(hooks[0].covers(Change(revision: 1, kind: .posts("{}"), environment: "default")))
     }
 
     func test_every_mistake_is_named_and_no_message_shows_the_secret() {

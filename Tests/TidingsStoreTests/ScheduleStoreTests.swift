@@ -69,3 +69,39 @@ final class ScheduleStoreTests: XCTestCase {
         do { _ = try await store.nextScheduleTime(); XCTFail("a closed store was read") } catch StoreError.closed {}
     }
 }
+
+/// A schedule's write and its outcome commit in one transaction (``StoreWrite/schedule``): a
+/// commit that fails at its very end — as a failed COMMIT, or a crash just before it, would —
+/// leaves neither the write nor `applied`, so the schedule is still there to apply, once.
+final class ScheduleCommitTests: XCTestCase {
+    private struct InjectedFailure: Error {}
+
+    func testAScheduleAndItsWriteCommitTogetherOrNotAtAll() async throws {
+        let store = try SQLiteStore(directory: makeTemporaryDirectory(self))
+        let id = "00000000000000aa"
+        try await store.createSchedule(StoredSchedule(id: id, environment: "default", at: 100, body: "{}", createdBy: "api", createdAt: 0),
+                                       limits: ScheduleLimits())
+        let claimed = try await store.claimDueSchedules(now: 200, holder: "A", leaseMicroseconds: 60_000_000, limit: 1)
+        XCTAssertEqual(claimed.map(\.id), [id])
+        var write = StoreWrite([.setPreference(key: "age", json: "7", defaultJSON: "5")], actor: "api")
+        write.schedule = ScheduleCompletion(id: id, holder: "A", late: false)
+
+        store.writer.queue.sync { store.writer.beforeCommit = { _ in throw InjectedFailure() } }
+        do {
+            _ = try await store.commit(write)
+            XCTFail("the injected failure did not fail the commit")
+        } catch {}
+        store.writer.queue.sync { store.writer.beforeCommit = nil }
+        let nothing = try await store.changes(after: 0, limit: 10)
+        XCTAssertEqual(nothing, [])
+        let pending = try await store.schedule(id: id)
+        XCTAssertEqual(pending?.state, .pending, "no outcome without its write")
+
+        let changes = try await store.commit(write)
+        XCTAssertEqual(changes.map(\.revision), [1])
+        let applied = try await store.schedule(id: id)
+        XCTAssertEqual(applied?.state, .applied)
+        XCTAssertEqual(applied?.revision, 1)
+        await store.close()
+    }
+}

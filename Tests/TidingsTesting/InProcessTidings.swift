@@ -143,7 +143,7 @@ public final class InProcessTidings: TidingsTransport {
         }
     }
 
-    /// What a socket would carry: the status, the fields (with `Content-Length` as evhttp adds
+    /// What a socket would carry: the status, the fields (with `Content-Length` as the connection adds
     /// it), no body for HEAD, 1xx, 204 and 304.
     static func reply(_ response: Response, method: String) -> HTTPReply {
         let code = response.status.code

@@ -4,7 +4,7 @@ import Synchronization
 
 /// One libevent `event_base` and the thread that runs it.
 ///
-/// Everything EventHTTP owns (sockets, evhttp, timers, streams) is confined to the thread that
+/// Everything EventHTTP owns (sockets, connections, timers, streams) is confined to the thread that
 /// calls `run()`; its callbacks run there. The only members safe from any thread are
 /// `execute(_:)`, `stop()` and `isOnLoopThread`; they are why the type is `Sendable`.
 /// `@unchecked` because the rest is confined, not locked: `execute` queues through a `Mutex`
@@ -28,6 +28,9 @@ public final class EventLoop: @unchecked Sendable {
     private var signalEvents: [OpaquePointer] = []
     /// The handlers the signal events call (their C context points at these, unretained).
     private var signalHandlers: [CallbackBox] = []
+    /// Loop-confined receivers of what other threads `post` (read and written on the loop only).
+    private var receivers: [Int: (any Sendable) -> Void] = [:]
+    private var nextReceiver = 0
 
     /// The eventfd `execute` signals from any thread.
     private let wakeDescriptor: Int32
@@ -38,10 +41,11 @@ public final class EventLoop: @unchecked Sendable {
     ///
     /// With `batchesDescriptorChanges` (the default), epoll interest changes wait in libevent's
     /// change list until the loop next polls, and one that is undone before then costs nothing:
-    /// a keep-alive request makes 2 `epoll_ctl` calls instead of 4 (evhttp turns reading off
-    /// and writing on, then back), about 10% of the request rate. The cost is libevent's
-    /// documented caveat: a descriptor must not be `dup`'ed over while a change for it waits.
-    /// The server's stream hand-off (the one place that does) waits a turn for that.
+    /// a keep-alive request makes 2 `epoll_ctl` calls instead of 4 (reading and writing
+    /// turned on and off around each answer), about 10% of the request rate. The cost is libevent's
+    /// documented caveat: a descriptor must not be `dup`'ed over (or closed and reused) while a
+    /// change for it waits. The server's stream hand-off gives a socket to a worker (which may
+    /// close it) only a turn after the loop let go of it, for that.
     public init(batchesDescriptorChanges: Bool = true) throws {
         guard let base = Self.makeBase(batchesDescriptorChanges) else { throw EventHTTPError.libevent("event_base_new") }
         self.base = base
@@ -97,6 +101,28 @@ public final class EventLoop: @unchecked Sendable {
                 write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
             }
         }
+    }
+
+    /// Registers `receive` for messages other threads `post` to the returned key; it runs on the
+    /// loop thread, so it may touch loop-confined state that is not `Sendable` itself (a server,
+    /// say) without the poster ever holding a reference to it. Call on the loop thread (or
+    /// before `run()`).
+    func addReceiver(_ receive: @escaping (any Sendable) -> Void) -> Int {
+        confinement.check("EventLoop.addReceiver")
+        nextReceiver += 1
+        receivers[nextReceiver] = receive
+        return nextReceiver
+    }
+
+    /// Forgets a receiver (later posts to it are dropped). Loop thread.
+    func removeReceiver(_ key: Int) {
+        confinement.check("EventLoop.removeReceiver")
+        receivers.removeValue(forKey: key)
+    }
+
+    /// Hands `message` to receiver `key` on the loop thread (in `execute` order). Any thread.
+    func post(_ message: any Sendable, to key: Int) {
+        execute { [self] in receivers[key]?(message) }
     }
 
     private func drainPending() {

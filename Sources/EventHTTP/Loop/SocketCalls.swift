@@ -37,31 +37,6 @@ enum SocketCalls {
         return Int(pending)
     }
 
-    /// Takes a connected socket away from evhttp without evhttp ever touching it again: the
-    /// socket moves to a new descriptor (returned, close-on-exec), and `placeholder` (an open
-    /// /dev/null) is duplicated onto the old number. evhttp later shuts down and closes that
-    /// number, i.e. only the placeholder copy; the socket itself is closed once, by whoever owns
-    /// the returned descriptor. Call only after every libevent event on `fd` was removed
-    /// (`bufferevent_disable`), or epoll would keep reporting the socket under the old number.
-    static func detachSocket(_ fd: Int32, placeholder: Int32) throws(SystemError) -> Int32 {
-        let moved = try syscall("fcntl F_DUPFD_CLOEXEC") { fcntl(fd, F_DUPFD_CLOEXEC, 0) }
-        do {
-            _ = try syscall("dup2") { dup2(placeholder, fd) }
-        } catch {
-            syscall("close", tolerating: "the copy was never used") { close(moved) }
-            throw error
-        }
-        syscall("fcntl F_SETFD", tolerating: "the placeholder copy only lacks close-on-exec") {
-            fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        return moved
-    }
-
-    /// An open /dev/null, duplicated onto a stream's old descriptor number (see `detachSocket`).
-    static func openPlaceholder() throws(SystemError) -> Int32 {
-        try syscall("open /dev/null") { open("/dev/null", O_RDWR | O_CLOEXEC) }
-    }
-
     /// The IMF-fixdate of now, for `Date:`.
     static func httpDate() -> String {
         var now = time(nil)

@@ -1,11 +1,10 @@
-import CLibevent
 public import HTTPTypes
 
 // EventHTTP speaks swift-http-types: `HTTPRequest.Method`, `HTTPResponse.Status`, `HTTPFields`.
-// This file holds the few pieces evhttp and the API need on top of them.
+// This file holds the few pieces the server and the API need on top of them.
 
 extension HTTPRequest.Method {
-    /// The methods evhttp parses and the router knows, in the order `Allow` lists them.
+    /// The methods the server reads and the router knows, in the order `Allow` lists them.
     public static let served: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options, .trace, .connect]
 
     /// This method's position in `served` (nil for another): a fixed slot for per-method tables
@@ -22,22 +21,6 @@ extension HTTPRequest.Method {
         case .trace: 7
         case .connect: 8
         default: nil
-        }
-    }
-
-    /// The method of an evhttp command; nil for one the server does not serve.
-    init?(_ command: evhttp_cmd_type) {
-        switch command {
-        case EVHTTP_REQ_GET: self = .get
-        case EVHTTP_REQ_HEAD: self = .head
-        case EVHTTP_REQ_POST: self = .post
-        case EVHTTP_REQ_PUT: self = .put
-        case EVHTTP_REQ_PATCH: self = .patch
-        case EVHTTP_REQ_DELETE: self = .delete
-        case EVHTTP_REQ_OPTIONS: self = .options
-        case EVHTTP_REQ_TRACE: self = .trace
-        case EVHTTP_REQ_CONNECT: self = .connect
-        default: return nil
         }
     }
 }

@@ -77,9 +77,13 @@ final class InProcessExchange: ResponseSink {
         let retryMilliseconds = server?.jitteredRetry(around: retryMilliseconds) ?? retryMilliseconds ?? 3_000
         let recorder = InProcessStream(head: head, retryMilliseconds: retryMilliseconds,
                                        conflates: conflate, router: router)
-        let stream = EventStream(recording: recorder, server: server)
+        let stream = EventStream(id: -1, workerIndex: -1, sink: recorder, server: server, keyOf: nil)
         recorder.stream = stream
-        router.inProcessStreams[ObjectIdentifier(recorder)] = recorder
+        router.inProcessStreams.open[ObjectIdentifier(recorder)] = recorder
+        if let server, !router.inProcessStreams.isRegistered {
+            router.inProcessStreams.isRegistered = true
+            server.fanOuts.append(router.inProcessStreams)
+        }
         if let padding = server?.configuration.streamPadding, padding > 0 {
             recorder.append(ServerSentEvent.padding(bytes: padding))
         }

@@ -21,7 +21,7 @@ import HTTPTypes
 /// XCTAssertTrue(String(decoding: stream.body, as: UTF8.self).hasPrefix("retry:"))
 /// stream.close()   // the client goes away: the route's `onClose` runs
 /// ```
-public final class InProcessStream: @unchecked Sendable {
+public final class InProcessStream: StreamSink, @unchecked Sendable {
     /// Status and headers as a socket would get them (after the router's and route's middleware).
     public let head: Response
     /// The `retry:` the stream opened with.
@@ -65,6 +65,23 @@ public final class InProcessStream: @unchecked Sendable {
         onChange?()
     }
 
+    // MARK: StreamSink (the route's EventStream writes here)
+
+    func send(_ frame: [UInt8], key: String?, live: Bool) { append(frame) }
+
+    func sendPaced(_ chunks: [[UInt8]], marker: Int?, of stream: EventStream) {
+        chunks.forEach(append)
+        // Reported later, as a worker reports its marker: the caller finishes its turn first.
+        if let marker { DispatchQueue.main.async { stream.markerReached(marker) } }
+    }
+
+    func end(retryMilliseconds: Int?, of stream: EventStream) {
+        if let retryMilliseconds { append(ServerSentEvent.retry(milliseconds: retryMilliseconds)) }
+        finish()
+        // Later, as a worker reports the close.
+        DispatchQueue.main.async { stream.stop() }
+    }
+
     func follow(_ topics: [Int], after order: UInt64) {
         dispatchPrecondition(condition: .onQueue(.main))
         self.topics = Set(topics)
@@ -83,7 +100,20 @@ public final class InProcessStream: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(.main))
         guard !isEnded else { return }
         isEnded = true
-        router?.inProcessStreams.removeValue(forKey: ObjectIdentifier(self))
+        router?.inProcessStreams.open.removeValue(forKey: ObjectIdentifier(self))
         onChange?()
+    }
+}
+
+/// The in-process streams still open, as a fan-out for `HTTPServer.broadcast` (registered with
+/// the server when a route first starts a stream in-process). Main-thread confined.
+final class InProcessStreams: StreamFanOut {
+    var open: [ObjectIdentifier: InProcessStream] = [:]
+    /// Whether the server broadcasts here already.
+    var isRegistered = false
+
+    func broadcast(_ frame: [UInt8], topic: Int, order: UInt64, conflationKey: String?) {
+        guard !open.isEmpty else { return }
+        for stream in Array(open.values) { stream.take(frame, topic: topic, order: order) }
     }
 }

@@ -3,7 +3,7 @@ public import HTTPTypes
 /// A path node's handlers by method. The served methods sit in fixed slots: finding one is a
 /// switch over small strings, where a `[HTTPRequest.Method: …]` dictionary hashed the method's
 /// name (SipHash) on every request. Methods outside `HTTPRequest.Method.served` (registered by
-/// hand, never parsed by evhttp) keep a dictionary.
+/// hand, never read from a socket) keep a dictionary.
 struct RouteTable {
     typealias Route = (handler: RouteHandler, chain: Int)
 

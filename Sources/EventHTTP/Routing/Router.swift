@@ -47,8 +47,8 @@ public final class Router {
     /// route starts in-process, so its broadcasts reach them.
     weak var owner: HTTPServer?
     /// Event streams started in-process and still open (`Router.respond(to:)`), which
-    /// `HTTPServer.broadcast` feeds too.
-    var inProcessStreams: [ObjectIdentifier: InProcessStream] = [:]
+    /// `HTTPServer.broadcast` feeds too once one was started.
+    let inProcessStreams = InProcessStreams()
 
     public init() {}
 

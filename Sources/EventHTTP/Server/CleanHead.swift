@@ -1,7 +1,7 @@
-/// The guard's fast path: recognises, in one pass over the bytes and without allocating, a
-/// request head that is already exactly what the strict parser would hand evhttp
-/// (`ParsedHead.canonical`), so the guard can pass the client's own bytes through instead of
-/// parsing into strings and re-serialising. Nearly every real request (browsers, curl, wrk,
+/// The framing machine's fast path: recognises, in one pass over the bytes and without
+/// allocating, a request head that is already in the strict parser's canonical form
+/// (`ParsedHead.canonical`), so the connection reads its parts where they lie
+/// (`RequestHead(clean:)`) instead of going through the general parser. Nearly every real request (browsers, curl, wrk,
 /// the Swift client) is such a head; everything else takes the slow path (`RequestFraming`),
 /// which refuses or normalises it as before.
 ///
@@ -22,7 +22,7 @@ enum CleanHead {
         var minorVersion: Int
         /// The announced body length (0 without `Content-Length`).
         var bodyLength: Int
-        /// False for HEAD: libevent does not read a body there; the guard drops it.
+        /// False for HEAD: a body there is dropped, never read.
         var bodyIsRead: Bool
     }
 

@@ -1,22 +1,21 @@
-internal import CLibevent
 import HTTPTypes
 
 /// One request's exchange on a connection: the `ResponseSink` a socket's responder writes to.
-/// It owns the `evhttp_request` until the answer is handed to evhttp (or frees it, when evhttp
-/// detached it from a vanished client), and knows where the exchange stands. Loop-thread
+/// It knows where the exchange stands and writes the answer into its connection. Loop-thread
 /// confined; `Responder.send` reaches it through `onLoop`.
 final class ConnectionExchange: ResponseSink {
     enum State { case pending, answered, streaming, gone }
 
     private unowned let server: HTTPServer
     let connection: Connection
-    var rawRequest: RawRequest?
+    /// The head as read (its version and keep-alive shape the answer).
+    let head: RequestHead
     var state: State = .pending
 
-    init(server: HTTPServer, connection: Connection, rawRequest: RawRequest) {
+    init(server: HTTPServer, connection: Connection, head: RequestHead) {
         self.server = server
         self.connection = connection
-        self.rawRequest = rawRequest
+        self.head = head
     }
 
     func onLoop(_ body: @escaping @Sendable () -> Void) {
@@ -32,20 +31,19 @@ final class ConnectionExchange: ResponseSink {
     }
 
     func answer(_ response: Response, to request: Request) {
-        guard state == .pending, let raw = rawRequest else { return }
+        guard state == .pending else { return }
         state = .answered
-        rawRequest = nil
-        connection.current = nil
         var response = response
         server.applyResponseFilters(request, &response)
-        server.write(response, to: raw, method: request.method)
+        server.write(response, on: connection, method: request.method, head: head)
         server.exchangeFinished()
+        connection.answered()
     }
 
     func startEventStream(for request: Request, retryMilliseconds: Int?, conflate: Bool,
                           keyOf: (([UInt8]) -> String?)?) -> EventStream? {
         precondition(server.loop.isOnLoopThread, "startEventStream off the loop thread")
-        guard state == .pending, let raw = rawRequest else { return nil }
+        guard state == .pending else { return nil }
         if request.method == .head {
             // Same head as a GET would get, no stream.
             answer(Response(status: .ok, headers: EventStream.headHeaders), to: request)
@@ -55,19 +53,12 @@ final class ConnectionExchange: ResponseSink {
             refuseStream(request)
             return nil
         }
-        var head = Response(status: .ok, headers: EventStream.headHeaders)
-        server.applyResponseFilters(request, &head)
-        guard let stream = server.handOffStream(self, request: request, raw: raw, head: head,
-                                                retryMilliseconds: server.jitteredRetry(around: retryMilliseconds),
-                                                conflate: conflate, keyOf: keyOf) else {
-            // The socket could not leave evhttp (out of descriptors): answer like a full server.
-            refuseStream(request)
-            return nil
-        }
-        // The socket now belongs to a worker; evhttp frees the request with its connection.
+        var streamHead = Response(status: .ok, headers: EventStream.headHeaders)
+        server.applyResponseFilters(request, &streamHead)
+        let stream = server.handOffStream(connection, request: request, minorVersion: head.minorVersion, head: streamHead,
+                                          retryMilliseconds: server.jitteredRetry(around: retryMilliseconds),
+                                          conflate: conflate, keyOf: keyOf)
         state = .streaming
-        rawRequest = nil
-        connection.current = nil
         server.exchangeFinished()   // a stream is not an in-flight request for shutdown
         return stream
     }
@@ -79,23 +70,8 @@ final class ConnectionExchange: ResponseSink {
         answer(server.streamRefusal(), to: request)
     }
 
-    /// The hand-off's second step could not move the socket after all (out of descriptors):
-    /// the refusal goes out through evhttp, which still holds the request, as on a full server.
-    func refuseAfterHandOff(_ raw: RawRequest, request: Request) {
-        server.streamsShed += 1
-        var refusal = server.streamRefusal()
-        server.applyResponseFilters(request, &refusal)
-        server.write(refusal, to: raw, method: request.method)
-    }
-
-    /// The connection is going away (closecb). Releases what evhttp will not.
+    /// The connection closed before the answer.
     func connectionClosed() {
-        if let raw = rawRequest {
-            // evhttp detaches an unfinished request from a failed connection and never frees
-            // it; a still-attached one is freed by evhttp_connection_free itself.
-            if evhttp_request_get_connection(raw) == nil { evhttp_request_free(raw) }
-            rawRequest = nil
-        }
         let wasPending = state == .pending
         state = .gone
         if wasPending { server.exchangeFinished() }

@@ -3,35 +3,23 @@ import HTTPTypes
 /// The machine's bounds: refusals, the body budget, the deadlines it asks for, and how a
 /// connection's framing ends.
 extension FramingMachine {
-    /// What the next request evhttp reads stands in for after a refusal: its answer carries the
-    /// refusal and closes the connection.
-    var standIn: [UInt8] { Array("GET / HTTP/1.\(minorVersion)\r\nConnection: close\r\n\r\n".utf8) }
-
-    /// Refuses the stream from here on (the caller hands on `standIn`): every later byte is dropped.
+    /// Refuses the stream from here on (the caller answers the refusal): every later byte is dropped.
     mutating func refuse(_ refusal: FramingRefusal, consumed: Int) -> Step {
         refuse()
         return .refuse(refusal, consumed: consumed)
     }
 
-    /// The same, outside `step` (a deadline, admission): the stand-in counts as the next head.
+    /// The same, outside `step` (a deadline, admission, a head refused at the head): nothing of
+    /// the body is read, every later byte is dropped.
     mutating func refuse() {
         stop(clock.deadline)
         head.removeAll()
         decoder = nil
         bodyEnded()
         phase = .closed
-        heads += 1
     }
 
-    /// The head just framed is refused after all (the guard decided at the head: a credential, the
-    /// client's share): the stand-in takes its place, so a head counted when it was framed is
-    /// uncounted, and nothing of its body is read.
-    mutating func refuseHead() {
-        if case .body = phase { heads -= 1 }
-        refuse()
-    }
-
-    /// Whether the head just framed waits for a body libevent reads (a length not yet all
+    /// Whether the head just read waits for a body the server reads (a length not yet all
     /// received is in `.body`; a chunked body is always gathered first).
     var awaitsBody: Bool {
         switch phase {
@@ -50,29 +38,15 @@ extension FramingMachine {
     /// Whether the machine is between requests (reading a head, or about to).
     var isReadingHead: Bool { if case .head = phase { true } else { false } }
 
-    /// What a body deadline that expired means for the stream.
-    enum BodyExpiry: Equatable {
-        /// Nothing of the body was handed on (a chunked body): refuse with a stand-in.
-        case standIn
-        /// The head was handed on and `remaining` body bytes are still owed: make them up (the
-        /// request it completes is answered with the refusal); the stream is closed.
-        case fill(remaining: Int)
-        /// No body is being received.
-        case none
-    }
-
-    mutating func expireBody() -> BodyExpiry {
+    /// A body deadline expired: whether a body was being received (then the stream is closed and
+    /// the request is answered with 408).
+    mutating func expireBody() -> Bool {
         switch phase {
-        case .chunked:
-            decoder = nil
-            bodyEnded()
-            return .standIn
-        case .body(let remaining, true):
-            phase = .closed
-            bodyEnded()
-            return .fill(remaining: remaining)
+        case .chunked, .body(_, true):
+            refuse()
+            return true
         default:
-            return .none
+            return false
         }
     }
 

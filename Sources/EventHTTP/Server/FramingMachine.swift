@@ -8,24 +8,27 @@ protocol FramingInput {
 }
 
 /// The framing of one connection's request stream, over bytes alone (no libevent, no sockets,
-/// no clocks): fed the front of the unframed input, it says what to do with it — pass bytes on
-/// as they are, take them in, hand on a re-serialised head instead, or refuse. What is passed
-/// on is exactly what evhttp may parse: one strict reading per request (`CleanHead`,
-/// `RequestFraming`), then exactly the body bytes that head announced (a chunked body arrives
-/// de-chunked, with a `Content-Length`). After a refusal every later byte is dropped.
+/// no clocks): fed the front of the unframed input, it says what the bytes are — a head (clean
+/// heads where they lie, `CleanHead`; any other through the strict parser, `RequestFraming`),
+/// body bytes of the request being read (a chunked body de-chunked, whole), bytes to drop, or a
+/// refusal. This is the server's one reading of every request: the connection builds its
+/// `Request` from what the machine reports, and nothing else parses the bytes. After a refusal
+/// every later byte is dropped.
 ///
 /// The machine also says which deadline should run (`clock`) and holds this connection's share
 /// of the server's body budget — bytes received for a body not yet complete, as they arrive
-/// (`BodyBudget`); the adapter (`ConnectionGuard`) owns the timers and buffers, and decides at
-/// each head whose body is still to come whether to read it at all (`ConnectionGuard+Head`).
+/// (`BodyBudget`); the connection owns the timers and buffers, and decides at each head whose
+/// body is still to come whether to read it at all (`Connection+Head`).
 ///
 /// ```swift
 /// var machine = FramingMachine(maxHeadBytes: 8192, maxBodyBytes: 1 << 20, budget: budget)
 /// while input.count > 0 {
 ///     switch machine.step(input) {
-///     case .pass(let n): forward n bytes      case .take(let n): drop n bytes
-///     case .replace(let n, let bytes, _): drop n, forward bytes
-///     case .refuse(let refusal, let n): drop n, forward machine.standIn, answer refusal
+///     case .cleanHead(let n): read a head from the first n bytes, drop them
+///     case .head(let n, let head): drop n, the head is `head`
+///     case .body(let n): n body bytes        case .take(let n): drop n bytes
+///     case .dechunked(let n, let body): drop n, the whole body is `body`
+///     case .refuse(let refusal, let n), .cut(let refusal) (n = 0): answer refusal, close
 ///     case .needMore: break
 ///     }
 /// }
@@ -34,24 +37,27 @@ struct FramingMachine {
     enum Step: Equatable {
         /// Nothing to do until more bytes arrive (the input is empty).
         case needMore
-        /// The next `n` bytes go on as they are (a clean head, body bytes).
-        case pass(Int)
+        /// The next `n` bytes are a clean head (`CleanHead`): read it where it lies. Its body,
+        /// if it announces one, follows as `.body` steps.
+        case cleanHead(Int)
+        /// The next `consumed` bytes were a head the strict parser read as `head`. A length
+        /// body follows as `.body` steps, a chunked one as one `.dechunked` step.
+        case head(consumed: Int, ParsedHead)
+        /// The next `n` bytes belong to the body of the head just read.
+        case body(Int)
+        /// The next `consumed` bytes complete the chunked body of the head just read: `body`.
+        case dechunked(consumed: Int, body: [UInt8])
         /// The next `n` bytes are consumed here: kept (a head or chunked body being gathered) or
-        /// dropped (empty lines before a head, a body libevent does not read, anything after a
+        /// dropped (empty lines before a head, a body the server does not read, anything after a
         /// refusal).
         case take(Int)
-        /// The next `consumed` bytes are consumed; `bytes` go on instead (a normalised head, a
-        /// whole de-chunked request, or nothing yet for a chunked head). `expectsContinue`: the
-        /// client waits for "100 Continue" before it sends the body.
-        case replace(consumed: Int, bytes: [UInt8], expectsContinue: Bool)
-        /// The next `consumed` bytes are consumed and the stream is refused: `standIn` goes on in
-        /// place of a request (its index is `heads - 1`), and nothing after it is read.
+        /// The next `consumed` bytes are consumed and the stream is refused: nothing after them
+        /// is read.
         case refuse(FramingRefusal, consumed: Int)
-        /// The body being handed on cannot be held (the budget for bodies being received, or
-        /// the client's share of it, is spent): the head already went on, so `owed` made-up
-        /// bytes complete its body and the request it completes (index `heads - 1`) is answered
-        /// with the refusal; the stream is closed, nothing more is read.
-        case cut(FramingRefusal, owed: Int)
+        /// The body being received cannot be held (the budget for bodies being received, or
+        /// the client's share of it, is spent): the request is answered with the refusal and
+        /// the stream is closed; nothing more is read.
+        case cut(FramingRefusal)
     }
 
     /// Which deadline should be running: a head's from its first byte, a body's from its head.
@@ -79,9 +85,9 @@ struct FramingMachine {
     // Written only by the machine itself (this file and FramingMachine+Bounds.swift).
     var phase = Phase.head
     var clock = Clock()
-    /// Heads handed on so far, stand-ins included.
+    /// Heads read so far.
     var heads = 0
-    /// The HTTP minor version of the last head (the stand-in's version).
+    /// The HTTP minor version of the last head.
     var minorVersion = 1
     /// Bytes of `budget` this connection holds, and the client they are counted under.
     var reserved = 0
@@ -125,30 +131,14 @@ struct FramingMachine {
                 if forward, !reserve(count) {
                     phase = .closed
                     bodyEnded()
-                    return .cut(Self.bodyBudgetRefusal, owed: remaining)
+                    return .cut(Self.bodyBudgetRefusal)
                 }
                 phase = .body(remaining: remaining - count, forward: forward)
             }
-            return forward ? .pass(count) : .take(count)
+            return forward ? .body(count) : .take(count)
         case .chunked(let parsed):
             return readChunks(input, available: available, head: parsed)
         }
-    }
-
-    /// The fast path without moving a byte: when the whole of `input` is one clean head with all
-    /// of the body it announced (none, or one libevent reads), all of it may go on where it lies;
-    /// returns the clock afterwards. Nil (nothing changed): `step` frames the input — also when
-    /// the body is still to come, so the guard decides at the head (API.md "Refused at the head").
-    mutating func passInPlace<Input: FramingInput>(_ input: Input) -> Clock? {
-        guard isBetweenHeads else { return nil }
-        let length = input.count
-        guard length > 0, let verdict = CleanHead.check(input.front(length < maxHeadBytes ? length : maxHeadBytes),
-                                                        maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes) else { return nil }
-        let rest = length - verdict.count
-        if rest > 0, !verdict.bodyIsRead { return nil }
-        guard rest == verdict.bodyLength else { return nil }
-        accept(verdict, bodyAlreadyPassed: rest)
-        return clock
     }
 
     // MARK: Heads
@@ -156,8 +146,8 @@ struct FramingMachine {
     private mutating func readHead<Input: FramingInput>(_ input: Input, available: Int) -> Step {
         if head.isEmpty, let verdict = CleanHead.check(input.front(min(available, maxHeadBytes)),
                                                        maxHeadBytes: maxHeadBytes, maxBodyBytes: maxBodyBytes) {
-            accept(verdict, bodyAlreadyPassed: 0)
-            return .pass(verdict.count)
+            accept(verdict)
+            return .cleanHead(verdict.count)
         }
         if clock.deadline != .head { start(.head) }
         if head.isEmpty {
@@ -184,35 +174,29 @@ struct FramingMachine {
             return refuse(refusal, consumed: consumed)
         case .success(let parsed):
             minorVersion = parsed.minorVersion
-            let canonical: [UInt8]
+            heads += 1
             switch parsed.body {
             case .none:
-                canonical = parsed.canonical(length: nil)
+                break
             case .length(let length):
-                canonical = parsed.canonical(length: length)
-                if length > 0 {
-                    phase = .body(remaining: length, forward: parsed.bodyIsRead)
-                    if parsed.bodyIsRead { start(.body) }
-                }
+                phase = .body(remaining: length, forward: parsed.bodyIsRead)
+                if parsed.bodyIsRead { start(.body) }
             case .chunked:
                 decoder = ChunkedDecoder(maxBodyBytes: maxBodyBytes)
                 phase = .chunked(parsed)
                 start(.body)
-                // Handed on with its body, once that is complete.
-                return .replace(consumed: consumed, bytes: [], expectsContinue: parsed.expectsContinue)
             }
-            heads += 1
-            return .replace(consumed: consumed, bytes: canonical, expectsContinue: parsed.expectsContinue)
+            return .head(consumed: consumed, parsed)
         }
     }
 
-    /// Book-keeping for a clean head handed on as it is, followed by `bodyAlreadyPassed` bytes of its body.
-    private mutating func accept(_ verdict: CleanHead.Verdict, bodyAlreadyPassed: Int) {
+    /// Book-keeping for a clean head read where it lies.
+    private mutating func accept(_ verdict: CleanHead.Verdict) {
         if clock.deadline == .head { stop(.head) }
         minorVersion = verdict.minorVersion
         heads += 1
-        if verdict.bodyLength > bodyAlreadyPassed {
-            phase = .body(remaining: verdict.bodyLength - bodyAlreadyPassed, forward: verdict.bodyIsRead)
+        if verdict.bodyLength > 0 {
+            phase = .body(remaining: verdict.bodyLength, forward: verdict.bodyIsRead)
             if verdict.bodyIsRead { start(.body) }
         } else {
             bodyEnded()
@@ -255,8 +239,6 @@ struct FramingMachine {
         decoder = nil
         phase = .head
         bodyEnded()
-        heads += 1
-        let whole = parsed.bodyIsRead ? parsed.canonical(length: body.count) + body : parsed.canonical(length: nil)
-        return .replace(consumed: used, bytes: whole, expectsContinue: false)
+        return .dechunked(consumed: used, body: parsed.bodyIsRead ? body : [])
     }
 }

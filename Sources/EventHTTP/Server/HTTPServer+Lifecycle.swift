@@ -2,13 +2,13 @@ internal import CLibevent
 import HTTPTypes
 import Foundation
 
-/// The server's lifecycle: listening (its own listener with a large backlog), the open-file
-/// limit, connections closing, and the graceful shutdown.
+/// The server's lifecycle: listening (an `evconnlistener` with a large backlog), the open-file
+/// limit, and the graceful shutdown.
 extension HTTPServer {
     /// Binds, listens and starts serving; returns the bound port (useful with port 0).
     /// Also raises the process's open-file limit to its hard limit.
     public func start() throws -> Int {
-        precondition(http == nil, "start() called twice")
+        precondition(listener == nil, "start() called twice")
         let descriptors = Self.raiseOpenFileLimit()
         descriptorLimit = descriptors
         let limits = Self.limits(configuration, descriptors: descriptors)
@@ -17,38 +17,14 @@ extension HTTPServer {
         limiter = ConnectionLimiter(total: connectionLimit, perClient: configuration.maxConnectionsPerClient)
         // A write to a vanished client must be an EPIPE error, not a process-killing signal.
         signal(SIGPIPE, SIG_IGN)
-        guard let http = evhttp_new(loop.base) else { throw EventHTTPError.libevent("evhttp_new") }
-        self.http = http
-        let all = EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_HEAD.rawValue | EVHTTP_REQ_POST.rawValue
-            | EVHTTP_REQ_PUT.rawValue | EVHTTP_REQ_PATCH.rawValue | EVHTTP_REQ_DELETE.rawValue
-            | EVHTTP_REQ_OPTIONS.rawValue | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue
-        evhttp_set_allowed_methods(http, UInt16(all))
-        // The connection guard refuses a body over the limit at its head (or, chunked, the
-        // moment it passes the limit): evhttp never sees a longer one.
-        evhttp_set_max_body_size(http, configuration.maxBodySize)
-        // The guard enforces maxHeaderSize on what the client sent; the head it re-serialises
-        // for evhttp may be a little longer (bare LF line ends become CRLF).
-        evhttp_set_max_headers_size(http, configuration.maxHeaderSize * 2 + 64)
-        installConnectionGuards(http)
-        var timeout = timeval(seconds: min(configuration.idleTimeout, configuration.readTimeout))
-        evhttp_set_timeout_tv(http, &timeout)
-        evhttp_set_gencb(http, { raw, context in
-            guard let raw, let context else { return }
-            Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().handle(raw)
-        }, Unmanaged.passUnretained(self).toOpaque())
-
         let listener = try makeListener()
-        guard let bound = evhttp_bind_listener(http, listener) else {
-            evconnlistener_free(listener)
-            throw EventHTTPError.libevent("evhttp_bind_listener")
-        }
-        boundSocket = bound
+        self.listener = listener
         port = Self.localPort(of: evconnlistener_get_fd(listener))
         try startStreamWorkers()
         return port
     }
 
-    /// Our own listening socket: a large backlog (evhttp_bind_socket uses 128), and accept
+    /// The listening socket: a large backlog (libevent's own default is 128), and accept
     /// errors such as EMFILE pause accepting briefly instead of spinning.
     private func makeListener() throws -> OpaquePointer {
         var hints = addrinfo()
@@ -63,7 +39,10 @@ extension HTTPServer {
         }
         defer { freeaddrinfo(result) }
         let flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE
-        guard let listener = evconnlistener_new_bind(loop.base, nil, nil, flags,
+        // Accepted sockets are non-blocking and close-on-exec (libevent's accept4 flags).
+        guard let listener = evconnlistener_new_bind(loop.base, { _, fd, _, _, context in
+            Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue().accepted(fd)
+        }, Unmanaged.passUnretained(self).toOpaque(), flags,
                                                      configuration.listenBacklog,
                                                      first.pointee.ai_addr, Int32(first.pointee.ai_addrlen)) else {
             throw EventHTTPError.bind(host: configuration.host, port: configuration.port,
@@ -124,30 +103,6 @@ extension HTTPServer {
         if shutdownCompletion != nil { checkShutdown() }
     }
 
-    func connectionClosed(_ evcon: OpaquePointer) {
-        releaseGuard(evcon)
-        guard let connection = connections.removeValue(forKey: evcon) else { return }
-        let exchange = connection.current
-        connection.current = nil
-        exchange?.connectionClosed()
-    }
-
-    /// Frees a connection on a later loop turn (never from inside evhttp's own callbacks).
-    func dropConnection(_ connection: Connection) {
-        let box = Unmanaged.passRetained(CallbackBox { [weak self, connection] in
-            // Only if it is still ours: evhttp may have freed it meanwhile.
-            guard let self, self.connections[connection.evcon] === connection else { return }
-            evhttp_connection_free(connection.evcon)
-            // The close callback normally removed it; never keep a freed evcon as a key.
-            self.connections.removeValue(forKey: connection.evcon)
-        })
-        var now = timeval(tv_sec: 0, tv_usec: 0)
-        event_base_once(loop.base, -1, Int16(EV_TIMEOUT), { _, _, context in
-            let box = Unmanaged<CallbackBox>.fromOpaque(context!).takeRetainedValue()
-            box.body()
-        }, box.toOpaque(), &now)
-    }
-
     // MARK: Shutdown
 
     /// Stops accepting connections, ends every event stream cleanly, answers new requests on
@@ -157,9 +112,9 @@ extension HTTPServer {
     public func beginShutdown(completion: @escaping () -> Void) {
         guard !isDraining else { return }
         isDraining = true
-        if let http, let boundSocket {
-            evhttp_del_accept_socket(http, boundSocket)
-            self.boundSocket = nil
+        if let listener {
+            evconnlistener_free(listener)
+            self.listener = nil
         }
         shutdownCompletion = completion
         shutdownDeadline = DispatchTime.now().uptimeNanoseconds + UInt64(configuration.shutdownGracePeriod * 1e9)
@@ -180,13 +135,14 @@ extension HTTPServer {
         completion()
     }
 
-    /// Frees evhttp: closes the listener and every connection (their streams see `onClose`).
+    /// Closes the listener and every connection (their streams see `onClose`).
     public func close() {
         shutdownPoll?.cancel()
-        guard let http else { return }
-        self.http = nil
-        boundSocket = nil
-        evhttp_free(http)
+        if let listener {
+            evconnlistener_free(listener)
+            self.listener = nil
+        }
+        for connection in Array(connections.values) { connection.close() }
         connections.removeAll()
         stopStreamWorkers()
     }

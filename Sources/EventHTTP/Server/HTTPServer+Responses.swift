@@ -2,18 +2,17 @@ internal import CLibevent
 import HTTPTypes
 import Foundation
 
-/// The response writer: the response filters, then the status, fields and body handed to
-/// evhttp for one request.
+/// The response writer: the response filters, then the status line, fields and body written
+/// into the connection's output.
 extension HTTPServer {
     func applyResponseFilters(_ request: Request, _ response: inout Response) {
         router.finish(request, &response)
         if isDraining || Self.leavesBodyUnread(request) { response.headers[.connection] = "close" }
     }
 
-    /// libevent reads a request body only for POST, PUT and PATCH (2.1.12 also OPTIONS). A body
-    /// announced on any other method stays in the input buffer and would be parsed as the next
-    /// request on the connection (a desync: `HEAD / ...Content-Length: 17` + 17 bytes turns
-    /// into a bogus request line). Such a request is answered and the connection closed.
+    /// A body on a method that carries none (GET, HEAD, DELETE, ...) is read (or, for HEAD,
+    /// dropped) and never parsed as a request; still, such a request is answered and the
+    /// connection closed: a proxy in front of the server may have read its framing differently.
     private static let transferEncodingLength = HTTPField.Name.transferEncoding.canonicalName.utf8.count
     private static let contentLengthLength = HTTPField.Name.contentLength.canonicalName.utf8.count
 
@@ -34,61 +33,97 @@ extension HTTPServer {
         return length.trimmingCharacters(in: .whitespaces) != "0"
     }
 
-    /// By served-method slot: whether libevent reads that method's body.
+    /// By served-method slot: whether the method carries a body.
     private static let readsBody = HTTPRequest.Method.served.map { [.post, .put, .patch, .options].contains($0) }
 
-    /// Hands a complete response to evhttp (which adds Date and, for bodies, Content-Length).
-    func write(_ response: Response, to raw: RawRequest, method: HTTPRequest.Method) {
-        let output = evhttp_request_get_output_headers(raw)
-        var hasDate = false
-        for field in response.headers {
-            Self.add(field, to: output)
-            if !hasDate, field.name == .date { hasDate = true }
-        }
-        for field in response.addedFields {
-            Self.add(field, to: output)
-            if !hasDate, field.name == .date { hasDate = true }
-        }
-        // evhttp formats Date for every response; the same text serves a whole second.
-        if !hasDate {
-            responseDate.withCString { date in
-                syscall("evhttp_add_header", tolerating: "the date is ours; only out of memory",
-                        result: evhttp_add_header(output, "Date", date))
-            }
-        }
+    /// Writes a complete response into `connection`'s output: the status line in the request's
+    /// version, the fields (with `Date`, and `Content-Length` wherever a body may be), the body
+    /// unless the request was HEAD or the status forbids one. The connection closes once it is
+    /// written when the response says `Connection: close` or the client does not keep alive.
+    func write(_ response: Response, on connection: Connection, method: HTTPRequest.Method, head: RequestHead) {
+        guard let bufferevent = connection.bufferevent, connection.isOpen,
+              let output = bufferevent_get_output(bufferevent) else { return }
         let status = response.status
-        let hasNoBody = status.forbidsBody
-        if method == .head {
-            if !hasNoBody && !response.headers.contains(.contentLength) {
-                syscall("evhttp_add_header", tolerating: "the length is ours; only out of memory",
-                        result: evhttp_add_header(output, "Content-Length", String(response.body.count)))
+        let keepAlive = head.keepsAlive
+        var closes = !keepAlive
+        var text: [UInt8] = []
+        text.reserveCapacity(256)
+        text.append(contentsOf: head.minorVersion == 0 ? Self.version10 : Self.version11)
+        Self.appendStatus(status, to: &text)
+        var hasDate = false, hasLength = false, hasConnection = false
+        func append(_ field: HTTPField) {
+            // swift-http-types keeps CR, LF and NUL out of values (turned into spaces) and names
+            // are tokens: no field can split the head.
+            let name = field.name
+            switch name.canonicalName.utf8.count {
+            case 4 where name == .date: hasDate = true
+            case 10 where name == .connection:
+                hasConnection = true
+                if field.value.lowercased().contains("close") { closes = true }
+            case 14 where name == .contentLength: hasLength = true
+            default: break
             }
-            status.phrase.withCString { evhttp_send_reply(raw, Int32(status.code), $0, nil) }
-            return
+            text.append(contentsOf: name.rawName.utf8)
+            text.append(colon); text.append(space)
+            text.append(contentsOf: field.value.utf8)
+            text.append(cr); text.append(lf)
         }
-        if !hasNoBody && !response.body.isEmpty {
-            response.body.withUnsafeBytes { body in
-                syscall("evbuffer_add", tolerating: "out of memory: the answer goes out short and the client sees it",
-                        result: evbuffer_add(scratch, body.baseAddress, body.count))
+        for field in response.headers { append(field) }
+        for field in response.addedFields { append(field) }
+        if !hasDate {
+            text.append(contentsOf: Self.dateName)
+            text.append(contentsOf: responseDate.utf8)
+            text.append(cr); text.append(lf)
+        }
+        let bodyAllowed = !status.forbidsBody
+        if bodyAllowed, !hasLength {
+            text.append(contentsOf: Self.lengthName)
+            text.append(contentsOf: String(response.body.count).utf8)
+            text.append(cr); text.append(lf)
+        }
+        if !hasConnection {
+            if closes {
+                text.append(contentsOf: Self.closeField)
+            } else if head.minorVersion == 0 {
+                text.append(contentsOf: Self.keepAliveField)
             }
-            status.phrase.withCString { evhttp_send_reply(raw, Int32(status.code), $0, scratch) }
-            evbuffer_drain(scratch, evbuffer_get_length(scratch))
+        }
+        text.append(cr); text.append(lf)
+        let sendsBody = bodyAllowed && method != .head && !response.body.isEmpty
+        if sendsBody, text.count + response.body.count <= 16 << 10 {
+            // One copy into the output for a small answer.
+            text.append(contentsOf: response.body)
+            add(text, to: output)
         } else {
-            status.phrase.withCString { evhttp_send_reply(raw, Int32(status.code), $0, nil) }
+            add(text, to: output)
+            if sendsBody { add(response.body, to: output) }
+        }
+        if closes { connection.closeAfterWriting() }
+    }
+
+    private func add(_ bytes: [UInt8], to output: OpaquePointer) {
+        bytes.withUnsafeBytes { bytes in
+            syscall("evbuffer_add", tolerating: "out of memory: the answer goes out short and the client sees it",
+                    result: evbuffer_add(output, bytes.baseAddress, bytes.count))
         }
     }
 
-    private static func add(_ field: HTTPField, to output: UnsafeMutablePointer<evkeyvalq>?) {
-        // evhttp_add_header refuses CR/LF in values, so no header can be injected. Explicit
-        // withCString: the implicit String-to-pointer conversion allocates a copy per argument
-        // (utf8CString), several per response.
-        field.name.rawName.withCString { name in
-            field.value.withCString { value in
-                syscall("evhttp_add_header", tolerating: "a value with CR or LF is refused, so none can split the head",
-                        result: evhttp_add_header(output, name, value))
-            }
-        }
+    private static func appendStatus(_ status: HTTPResponse.Status, to text: inout [UInt8]) {
+        let code = status.code
+        text.append(UInt8(ascii: "0") + UInt8(code / 100 % 10))
+        text.append(UInt8(ascii: "0") + UInt8(code / 10 % 10))
+        text.append(UInt8(ascii: "0") + UInt8(code % 10))
+        text.append(space)
+        text.append(contentsOf: status.phrase.utf8)
+        text.append(cr); text.append(lf)
     }
+
+    private static let version10 = Array("HTTP/1.0 ".utf8)
+    private static let version11 = Array("HTTP/1.1 ".utf8)
+    private static let dateName = Array("Date: ".utf8)
+    private static let lengthName = Array("Content-Length: ".utf8)
+    private static let closeField = Array("Connection: close\r\n".utf8)
+    private static let keepAliveField = Array("Connection: keep-alive\r\n".utf8)
 
     /// `Date:` text for the current second, formatted once per second.
     private var responseDate: String {
@@ -99,3 +134,8 @@ extension HTTPServer {
         return dateCache.text
     }
 }
+
+private let cr: UInt8 = 13
+private let lf: UInt8 = 10
+private let space: UInt8 = 32
+private let colon = UInt8(ascii: ":")

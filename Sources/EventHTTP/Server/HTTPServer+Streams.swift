@@ -3,7 +3,7 @@ import HTTPTypes
 import Foundation
 import Logging
 
-/// The hand-off of event streams from evhttp to the stream workers (loop thread).
+/// The hand-off of event streams from their connections to the stream workers (loop thread).
 extension HTTPServer {
     /// Workers to start: the configured number, or one per core but one (at least one), so the
     /// request loop keeps a core of its own while the workers fan out: on 2 cores, with a worker
@@ -14,14 +14,18 @@ extension HTTPServer {
     }
 
     func startStreamWorkers() throws {
-        do {
-            placeholderDescriptor = try SocketCalls.openPlaceholder()
-        } catch {
-            throw EventHTTPError.libevent("\(error)")
+        let receiver = loop.addReceiver { [weak self] message in
+            switch message as? StreamNotices.Notice {
+            case .closed(let id): self?.workerClosedStream(id)
+            case .reached(let id, let marker): self?.workerReachedMarker(id, marker: marker)
+            case nil: break
+            }
         }
-        let notices = StreamNotices(loop: loop, server: self)
+        noticeReceiver = receiver
+        let notices = StreamNotices(loop: loop, receiver: receiver)
         dispatch = try StreamDispatch(base: loop.base, count: streamWorkerCount, notices: notices,
                                       heartbeatInterval: configuration.heartbeatInterval, compression: streamCompression)
+        fanOuts.insert(WorkerFanOut(server: self), at: 0)
     }
 
     /// Every stream still open sees `onClose`; the workers close their sockets and end.
@@ -34,8 +38,8 @@ extension HTTPServer {
         }
         dispatch?.stop()
         dispatch = nil
-        if placeholderDescriptor >= 0 { Foundation.close(placeholderDescriptor) }
-        placeholderDescriptor = -1
+        if let noticeReceiver { loop.removeReceiver(noticeReceiver) }
+        noticeReceiver = nil
     }
 
     /// Queues `frame` on every open stream that follows `topic` (`EventStream.follow`) and last
@@ -48,12 +52,7 @@ extension HTTPServer {
     /// a gzip follower deflates it, once, for every gzip follower on every worker.
     public func broadcast(_ frame: [UInt8], topic: Int, order: UInt64, conflationKey: String? = nil) {
         guard !frame.isEmpty else { return }
-        if !router.inProcessStreams.isEmpty {
-            for stream in Array(router.inProcessStreams.values) { stream.take(frame, topic: topic, order: order) }
-        }
-        guard let dispatch else { return }
-        let shared = gzipStreamCount > 0 ? SharedPiece(frame) : nil
-        dispatch.enqueueAll(.broadcast(topic: topic, frame: frame, order: order, key: conflationKey, shared: shared))
+        for fanOut in fanOuts { fanOut.broadcast(frame, topic: topic, order: order, conflationKey: conflationKey) }
     }
 
     /// Whether another stream fits: under `streamLimit` in all, and under the per-client share
@@ -102,27 +101,14 @@ extension HTTPServer {
         streams[id]?.markerReached(marker)
     }
 
-    /// Takes the connection's socket away from evhttp and gives it to a worker, which writes
-    /// `head` and then the frames. Returns nil when the socket cannot leave (the caller answers
-    /// through evhttp instead).
-    ///
-    /// In two steps. Now: every libevent event on the socket is turned off and the worker gets
-    /// the stream (frames sent from now on queue there, in order). On the next loop turn — once
-    /// the loop polled, so the batched `epoll_ctl` removals (see `EventLoop`) reached the kernel
-    /// while the descriptor still named the socket — the socket is moved to a new descriptor
-    /// for the worker and a placeholder takes its old number, which evhttp then closes.
-    func handOffStream(_ exchange: ConnectionExchange, request: Request, raw: RawRequest, head: Response,
-                       retryMilliseconds: Int, conflate: Bool, keyOf: (([UInt8]) -> String?)?) -> EventStream? {
-        let connection = exchange.connection
+    /// Turns `connection` into an event stream: a worker gets the stream now (frames sent from
+    /// now on queue there, in order) and writes `head` and then the frames; the connection's
+    /// socket follows once the answers written before it have left (`detach`).
+    func handOffStream(_ connection: Connection, request: Request, minorVersion: Int, head: Response,
+                       retryMilliseconds: Int, conflate: Bool, keyOf: (([UInt8]) -> String?)?) -> EventStream {
+        let dispatch = dispatch!
         let client = request.clientAddress
-        guard let dispatch, let bev = connection.bufferevent, bufferevent_getfd(bev) >= 0 else { return nil }
-        // The connection's bufferevent may be a filter over the socket's own (a guard that
-        // checks request framing, say): handle the whole chain, the socket's level first.
-        var chain: [OpaquePointer] = [bev]
-        while let below = bufferevent_get_underlying(chain[chain.count - 1]), chain.count < 8 { chain.append(below) }
-        for level in chain { bufferevent_disable(level, Int16(EV_READ | EV_WRITE)) }
-
-        let chunked = Self.version(of: raw) >= 11
+        let chunked = minorVersion >= 1
         let id = nextStreamID
         nextStreamID += 1
         let workerIndex = dispatch.assign()
@@ -133,8 +119,9 @@ extension HTTPServer {
                                   catchUpDeadline: configuration.catchUpDeadline,
                                   catchUpBytesPerSecond: configuration.catchUpMinimumBytesPerSecond,
                                   worker: dispatch.workers[workerIndex])
-        let stream = EventStream(id: id, workerIndex: workerIndex, remote: remote, server: self,
-                                 keyOf: conflate ? keyOf : nil)
+        let stream = EventStream(id: id, workerIndex: workerIndex,
+                                 sink: WorkerStreamSink(remote: remote, workerIndex: workerIndex, server: self),
+                                 server: self, keyOf: conflate ? keyOf : nil)
         streams[id] = stream
         if gzip {
             stream.isGzip = true
@@ -151,74 +138,37 @@ extension HTTPServer {
         }
         dispatch.enqueue(.frame(remote, ServerSentEvent.retry(milliseconds: retryMilliseconds), key: nil, live: false),
                          to: workerIndex)
-        // The stream keeps its client's connection slot (counted from accept) until it closes;
-        // its guard's timers and watches end now.
-        if let connectionGuard = guards.removeValue(forKey: bev) {
-            stream.clientAddress = connectionGuard.address
-            stream.holdsConnectionSlot = true
-            connectionGuard.closed()
-        }
-        loop.schedule(after: 0) { [weak self] in
-            guard let self else { return }
-            moveSocket(of: connection, chain: chain, to: remote, worker: workerIndex) {
-                exchange.refuseAfterHandOff(raw, request: request)
-            }
-        }
+        // The stream keeps its client's connection slot (counted from accept) until it closes.
+        stream.clientAddress = connection.countedAddress
+        stream.holdsConnectionSlot = true
+        connection.becomeStream(StreamHandOff(remote: remote, worker: workerIndex, server: self))
         return stream
     }
 
-    /// The hand-off's second step (see `handOffStream`).
-    private func moveSocket(of connection: Connection, chain: [OpaquePointer], to remote: WorkerStream, worker: Int,
-                            refuse: () -> Void) {
-        guard let dispatch else { return }
-        // Freed meanwhile (the server closing): the worker drops the stream.
-        guard connections[connection.evcon] === connection, let bev = connection.bufferevent, bev == chain[0] else {
-            dispatch.enqueue(.socket(remote, fd: -1, prefix: []), to: worker)
-            return
-        }
-        let fd = Int32(bufferevent_getfd(bev))
-        // Whatever evhttp still holds for this client goes first, the lowest level's first
-        // (normally nothing: evhttp reads a request only once the previous answer was written).
-        var pending: [UInt8] = []
-        for level in chain.reversed() {
-            guard let output = bufferevent_get_output(level) else { continue }
-            let length = evbuffer_get_length(output)
-            guard length > 0 else { continue }
-            pending += [UInt8](unsafeUninitializedCapacity: length) { storage, count in
-                count = max(0, Int(evbuffer_copyout(output, storage.baseAddress, length)))
-            }
-        }
-        let owned: Int32
-        do {
-            guard fd >= 0 else { throw SystemError(call: "bufferevent_getfd", code: EBADF) }
-            owned = try SocketCalls.detachSocket(fd, placeholder: placeholderDescriptor)
-        } catch {
-            // Out of descriptors: answered as a full server answers (200, a `retry:`, the end),
-            // through evhttp, which still holds the request; the worker drops the stream.
-            logger.warning("event stream not handed off: \(error)")
-            dispatch.enqueue(.socket(remote, fd: -1, prefix: []), to: worker)
-            refuse()
-            return
-        }
+    /// The connection's earlier answers are written: its bufferevent is gone (the socket stays
+    /// open), and on the loop's next turn — once the loop polled, so its batched `epoll_ctl`
+    /// removal (see `EventLoop`) reached the kernel while the descriptor still named this
+    /// socket — the descriptor goes to the worker.
+    func detach(_ connection: Connection, to handOff: StreamHandOff) {
+        let fd = connection.releaseForStream()
         // Cap what the kernel may queue for this client (Linux doubles it), so the bound is
         // mostly our own queue and a reader's in-flight kernel bytes stay well under it.
         let bound = configuration.maxUnsentBytesPerStream
         var sendBuffer = Int32(min(128 << 10, max(4 << 10, bound / 4)))
         syscall("setsockopt SO_SNDBUF", tolerating: "the bound still holds, in the stream's own queue") {
-            setsockopt(owned, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
+            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
         }
-        var on: Int32 = 1
-        syscall("setsockopt TCP_NODELAY", tolerating: "it only lowers latency") {
-            setsockopt(owned, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        loop.schedule(after: 0) { [weak self] in
+            guard let self, let dispatch else {
+                syscall("close", tolerating: "the descriptor is gone either way") { Foundation.close(fd) }
+                return
+            }
+            dispatch.enqueue(.socket(handOff.remote, fd: fd), to: handOff.worker)
         }
-        dispatch.enqueue(.socket(remote, fd: owned, prefix: pending), to: worker)
-        // evhttp frees its connection (and the request) on a later turn; it closes only the
-        // placeholder now sitting under the old number.
-        dropConnection(connection)
     }
 
     /// The status line and headers a worker writes: chunked for HTTP/1.1, close-delimited for
-    /// HTTP/1.0; `Connection: close` either way (the socket never returns to evhttp).
+    /// HTTP/1.0; `Connection: close` either way (the socket never returns to a connection).
     static func streamHead(_ head: Response, chunked: Bool) -> [UInt8] {
         var text = chunked ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.0 200 OK\r\n"
         for field in head.allHeaders where ![.connection, .contentLength, .transferEncoding, .date].contains(field.name) {

@@ -3,7 +3,9 @@ import HTTPTypes
 import Foundation
 public import Logging
 
-/// An HTTP/1.1 server on libevent's evhttp, running on one `EventLoop`.
+/// An HTTP/1.1 server on libevent (a listener and a bufferevent per connection), running on
+/// one `EventLoop`. Each `Connection` reads its requests with the one strict parser
+/// (`FramingMachine`) and writes its answers itself.
 ///
 /// Loop-thread confined: create it, `start()` it, and call everything else on the loop thread
 /// (before `run()` counts). Handlers and filters run on the loop thread.
@@ -22,10 +24,10 @@ public final class HTTPServer {
     public var logger: Logger
 
     // Internal, not private: the lifecycle, request and response files of this type use them.
-    var http: OpaquePointer?
-    var boundSocket: OpaquePointer?
-    let scratch: OpaquePointer
-    var connections: [OpaquePointer: Connection] = [:]
+    /// The listening socket (from `start()` until shutdown begins or `close()`).
+    var listener: OpaquePointer?
+    /// Open connections, from accept until close or their hand-off to a stream worker.
+    var connections: [ObjectIdentifier: Connection] = [:]
     /// Open streams by id; their sockets belong to the stream workers.
     var streams: [Int: EventStream] = [:]
     /// The budget for request bodies being received at once (`maxBufferedBodyBytes`).
@@ -40,14 +42,15 @@ public final class HTTPServer {
     var nextStreamID = 0
     /// The stream workers (from `start()` until `close()`).
     var dispatch: StreamDispatch?
+    /// Where the workers' notices arrive on the loop (`EventLoop.post`).
+    var noticeReceiver: Int?
+    /// Where `broadcast` delivers: the workers (from `start()`), the in-process streams (once
+    /// a route started one in-process).
+    var fanOuts: [any StreamFanOut] = []
     /// Open gzip streams (a broadcast makes a shared piece only while there are some).
     var gzipStreamCount = 0
     /// What gzip event streams cost in compressions (for metrics and tests).
     public let streamCompression = StreamCompressionCounters()
-    /// An open /dev/null, duplicated onto a stream's old descriptor number (see `detachSocket`).
-    var placeholderDescriptor: Int32 = -1
-    /// Every accepted connection's guard, by its bufferevent (see `ConnectionGuard`).
-    var guards: [OpaquePointer: ConnectionGuard] = [:]
     /// Open connections, counted from accept, in total and per client address.
     var limiter = ConnectionLimiter(total: 0, perClient: 0)
     var inFlight = 0
@@ -73,13 +76,11 @@ public final class HTTPServer {
         self.logger = logger
         bodyBudget = BodyBudget(limit: configuration.maxBufferedBodyBytes,
                                 perClient: configuration.bufferedBodyBytesPerClient)
-        scratch = evbuffer_new()
         router.owner = self
     }
 
     deinit {
         close()
-        evbuffer_free(scratch)
     }
 
     /// Connections accepted at once (`maxConnections`, bounded by the open-file limit).

@@ -12,13 +12,12 @@ enum KnownFieldNames {
         "Cache-Control", "Referer", "Last-Event-ID", "X-Forwarded-For", "X-Real-IP", "X-Forwarded-Proto",
     ].compactMap { spelling in HTTPField.Name(spelling).map { (Array(spelling.utf8), $0) } }
 
-    /// The field name for the NUL-terminated `key` evhttp parsed; nil when it is not a token.
-    static func name(_ key: UnsafePointer<CChar>) -> HTTPField.Name? {
-        let length = strlen(key)
-        let bytes = UnsafeRawPointer(key)
+    /// The field name for `bytes` (a name from a clean head); nil when it is not a token.
+    static func name(_ bytes: UnsafeRawBufferPointer) -> HTTPField.Name? {
+        let length = bytes.count
         for entry in names where entry.bytes.count == length {
-            if entry.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, bytes, length) == 0 }) { return entry.name }
+            if entry.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress!, length) == 0 }) { return entry.name }
         }
-        return HTTPField.Name(String(cString: key))
+        return HTTPField.Name(String(decoding: bytes, as: UTF8.self))
     }
 }

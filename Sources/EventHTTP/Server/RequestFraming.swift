@@ -15,9 +15,9 @@ enum BodyFraming: Equatable {
     case chunked
 }
 
-/// A request head as the server's own strict parser understood it, re-serialised so that
-/// evhttp parses exactly the same thing (one `Content-Length` at most, no `Transfer-Encoding`,
-/// no `Expect`, no folded lines, no bytes evhttp could read differently).
+/// A request head as the server's own strict parser understood it (one `Content-Length` at
+/// most, no `Transfer-Encoding`, no `Expect`, no folded lines): the fields without the framing
+/// ones, the body's framing, and whether the client waits for "100 Continue".
 struct ParsedHead: Equatable {
     var method: HTTPRequest.Method
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
@@ -28,11 +28,11 @@ struct ParsedHead: Equatable {
     var body: BodyFraming
     var expectsContinue: Bool
 
-    /// libevent 2.1 reads a body only for methods that may have one; a body on HEAD or TRACE
-    /// stays unread, so the guard consumes (and drops) it itself.
+    /// A body on HEAD or TRACE is dropped, never read (neither answers with what was sent).
     var bodyIsRead: Bool { method != .head && method != .trace }
 
-    /// The head handed to evhttp; `length` replaces whatever framing the client used.
+    /// The head in canonical form (what `CleanHead` recognises; the tests and the fuzz target
+    /// compare readings with it); `length` replaces whatever framing the client used.
     func canonical(length: Int?) -> [UInt8] {
         var text = "\(method.rawValue) \(target) HTTP/1.\(minorVersion)\r\n"
         for field in fields { text += "\(field.name): \(field.value)\r\n" }
@@ -47,8 +47,9 @@ struct ParsedHead: Equatable {
     }
 }
 
-/// The server's own reading of a request head (RFC 9112), stricter than evhttp's: anything
-/// two parsers could read differently is refused, before evhttp or a route sees it.
+/// The server's one reading of a request head (RFC 9112), strict: anything two parsers (a
+/// proxy in front, say, and this server) could read differently is refused before a route
+/// sees it.
 ///
 /// ```swift
 /// switch RequestFraming.parseHead(bytes, maxBodyBytes: 4 << 20) {

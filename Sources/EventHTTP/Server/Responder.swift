@@ -44,7 +44,7 @@ public final class Responder: @unchecked Sendable {
     /// Sends the problem answer for `error` (see `Response.error(_:)`).
     public func send(error: any Error) { send(.error(error)) }
 
-    /// Turns this exchange into a Server-Sent-Events stream: the socket leaves evhttp for a
+    /// Turns this exchange into a Server-Sent-Events stream: the connection's socket goes to a
     /// stream worker, which writes the head (`Content-Type: text/event-stream`,
     /// `Cache-Control: no-cache`, `X-Accel-Buffering: no`, plus response-filter headers;
     /// chunked for HTTP/1.1, close-delimited for HTTP/1.0) and `retry: retryMilliseconds`.

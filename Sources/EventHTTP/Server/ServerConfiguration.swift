@@ -74,10 +74,9 @@ public struct ServerConfiguration: Sendable {
     var bufferedBodyBytesPerClient: Int {
         maxBufferedBodyBytesPerClient ?? min(maxBufferedBodyBytes, max(maxBodySize, maxBufferedBodyBytes / 16))
     }
-    /// Bytes a client may have pipelined ahead of what evhttp parsed; past it the socket is not
-    /// read until evhttp catches up (a client that stops reading its answers stops being read).
-    /// nil: one largest request (`maxBodySize` and a head) and 64 KiB — evhttp parses a body
-    /// only once all of it is in its input, so the mark cannot be lower than that.
+    /// Bytes a client may have pipelined ahead of the request being answered; past it the socket
+    /// is not read until the connection reads on (a client that stops reading its answers stops
+    /// being read). nil: one largest request (`maxBodySize` and a head) and 64 KiB.
     public var maxUnparsedInputBytes: Int?
 
     /// `maxUnparsedInputBytes`, or its default.

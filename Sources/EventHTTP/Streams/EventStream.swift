@@ -31,10 +31,8 @@ public final class EventStream: @unchecked Sendable {
 
     let id: Int
     let workerIndex: Int
-    /// The worker's side of the stream (nil in-process).
-    let remote: WorkerStream?
-    /// In-process (`Router.respond(to:)`): where the frames are recorded instead of a worker.
-    let recorder: InProcessStream?
+    /// Where the bytes go: a worker's socket, or the in-process recorder.
+    let sink: any StreamSink
     private weak var server: HTTPServer?
     /// On a conflating stream: the key of a frame sent without one (nil: not conflated).
     private let keyOf: (([UInt8]) -> String?)?
@@ -57,25 +55,15 @@ public final class EventStream: @unchecked Sendable {
     /// The server the stream belongs to, for `HTTPServer.broadcast` (nil once it is gone).
     public var owner: HTTPServer? { server }
     /// Whether the stream conflates instead of cutting a slow client off.
-    public var conflates: Bool { remote?.conflates ?? recorder?.conflates ?? false }
+    public var conflates: Bool { sink.conflates }
 
-    init(id: Int, workerIndex: Int, remote: WorkerStream, server: HTTPServer, keyOf: (([UInt8]) -> String?)?) {
+    /// `id` and `workerIndex`: the server's book-keeping (-1 for a stream no worker writes).
+    init(id: Int, workerIndex: Int, sink: any StreamSink, server: HTTPServer?, keyOf: (([UInt8]) -> String?)?) {
         self.id = id
         self.workerIndex = workerIndex
-        self.remote = remote
+        self.sink = sink
         self.server = server
         self.keyOf = keyOf
-        recorder = nil
-    }
-
-    /// A stream of the in-process router, recorded by `recorder` (see `InProcessStream`).
-    init(recording recorder: InProcessStream, server: HTTPServer?) {
-        id = -1
-        workerIndex = -1
-        remote = nil
-        self.recorder = recorder
-        self.server = server
-        keyOf = nil
     }
 
     /// Sends one pre-encoded frame. Returns false when the stream is closed or ending. A slow
@@ -106,27 +94,13 @@ public final class EventStream: @unchecked Sendable {
     public func sendPaced(_ chunks: [[UInt8]], completion: (() -> Void)? = nil) {
         server?.loop.checkConfined("EventStream.sendPaced")
         guard isOpen, !endRequested else { return }
-        if let recorder {
-            chunks.forEach(recorder.append)
-            // Later, as a worker reports its marker: the caller finishes its turn first.
-            if let completion {
-                nextMarker += 1
-                completions[nextMarker] = completion
-                let marker = nextMarker
-                DispatchQueue.main.async { [self] in markerReached(marker) }
-            }
-            return
-        }
-        guard let remote, let dispatch = server?.dispatch else { return }
-        dispatch.enqueue(.paced(remote, bytes: chunks.reduce(0) { $0 + $1.count }), to: workerIndex)
-        for chunk in chunks where !chunk.isEmpty {
-            dispatch.enqueue(.frame(remote, chunk, key: nil, live: false), to: workerIndex)
-        }
+        var marker: Int?
         if let completion {
             nextMarker += 1
             completions[nextMarker] = completion
-            dispatch.enqueue(.marker(remote, nextMarker), to: workerIndex)
+            marker = nextMarker
         }
+        sink.sendPaced(chunks, marker: marker, of: self)
     }
 
     /// Makes the stream follow `topics`, replacing any it followed: every frame later passed to
@@ -136,9 +110,7 @@ public final class EventStream: @unchecked Sendable {
     /// topics goes out once, and nothing at or before `order` (a snapshot's revision) repeats.
     public func follow(_ topics: [Int], after order: UInt64) {
         guard isOpen, !endRequested else { return }
-        if let recorder { return recorder.follow(topics, after: order) }
-        guard let remote, let dispatch = server?.dispatch else { return }
-        dispatch.enqueue(.follow(remote, topics: topics, after: order), to: workerIndex)
+        sink.follow(topics, after: order)
     }
 
     /// Ends the response cleanly (after anything queued); `onClose` fires once the worker
@@ -152,32 +124,14 @@ public final class EventStream: @unchecked Sendable {
     public func end(retryMilliseconds: Int?) {
         server?.loop.checkConfined("EventStream.end")
         guard isOpen, !endRequested else { return }
-        if let recorder {
-            if let retryMilliseconds { recorder.append(ServerSentEvent.retry(milliseconds: retryMilliseconds)) }
-            endRequested = true
-            recorder.finish()
-            // Later, as a worker reports the close.
-            DispatchQueue.main.async { [self] in stop() }
-            return
-        }
-        guard let remote, let dispatch = server?.dispatch else { return }
-        if let retryMilliseconds {
-            dispatch.enqueue(.frame(remote, ServerSentEvent.retry(milliseconds: retryMilliseconds), key: nil, live: false),
-                             to: workerIndex)
-        }
         endRequested = true
-        dispatch.enqueue(.end(remote), to: workerIndex)
+        sink.end(retryMilliseconds: retryMilliseconds, of: self)
     }
 
     private func forward(_ frame: [UInt8], key: String?, live: Bool) -> Bool {
         server?.loop.checkConfined("EventStream.send")
         guard isOpen, !endRequested else { return false }
-        if let recorder {
-            recorder.append(frame)
-            return true
-        }
-        guard let remote, let dispatch = server?.dispatch else { return false }
-        dispatch.enqueue(.frame(remote, frame, key: key, live: live), to: workerIndex)
+        sink.send(frame, key: key, live: live)
         return true
     }
 

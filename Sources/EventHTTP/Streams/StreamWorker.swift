@@ -121,8 +121,8 @@ final class StreamWorker: @unchecked Sendable {
                     stream.enqueueGzipHeader()
                     compression.add(opened: 1)
                 }
-            case let .socket(stream, fd, prefix):
-                stream.attach(fd: fd, prefix: prefix, base: loop.base)
+            case let .socket(stream, fd):
+                stream.attach(fd: fd, base: loop.base)
                 markDirty(stream)
             case let .frame(stream, bytes, key, live):
                 stream.enqueue(bytes, key: key, live: live)

@@ -4,9 +4,10 @@ enum WorkerCommand: Sendable {
     /// Take over this stream: write `head` (status line, headers, `retry:`) first, once its
     /// socket arrives (what is queued until then waits).
     case open(WorkerStream, head: [UInt8])
-    /// The stream's socket, a loop turn after `open` (see `HTTPServer.handOffStream`), with
-    /// bytes evhttp had still to write to it; a negative descriptor: there is none, close.
-    case socket(WorkerStream, fd: Int32, prefix: [UInt8])
+    /// The stream's socket, once its connection's earlier answers were written and a loop turn
+    /// later (see `HTTPServer.detach`); a negative descriptor: there is none (the client left
+    /// first, or the server is closing), close.
+    case socket(WorkerStream, fd: Int32)
     /// Queue one frame. `live` frames count against the slow-consumer bound; catch-up
     /// (paced) frames do not. `key` is the conflation key on a conflating stream.
     case frame(WorkerStream, [UInt8], key: String?, live: Bool)
@@ -25,34 +26,21 @@ enum WorkerCommand: Sendable {
     case broadcast(topic: Int, frame: [UInt8], order: UInt64, key: String?, shared: SharedPiece?)
 }
 
-/// What a worker tells the loop thread. Posted through the loop's `execute` (a locked FIFO and
-/// an eventfd wake-up), handled on the loop thread only.
-///
-/// `@unchecked Sendable` (a weak reference is a `var` to the compiler): `server` is set once in
-/// init and only dereferenced inside closures that run on `loop`'s thread (a precondition in
-/// each); workers only call the posting methods.
-final class StreamNotices: @unchecked Sendable {
-    private let loop: EventLoop
-    private weak let server: HTTPServer?
-
-    init(loop: EventLoop, server: HTTPServer) {
-        self.loop = loop
-        self.server = server
+/// What a worker tells the loop thread, posted to the server's receiver on the loop
+/// (`EventLoop.post`: a locked FIFO and an eventfd wake-up). The workers never hold the server.
+struct StreamNotices: Sendable {
+    enum Notice: Sendable {
+        /// The worker closed stream `id` (client gone, cut off, or ended).
+        case closed(Int)
+        /// Everything queued on stream `id` before `marker` was handed to the kernel.
+        case reached(Int, marker: Int)
     }
 
-    /// The worker closed stream `id` (client gone, cut off, or ended).
-    func closed(_ id: Int) {
-        loop.execute { [self] in
-            precondition(loop.isOnLoopThread)
-            server?.workerClosedStream(id)
-        }
-    }
+    let loop: EventLoop
+    /// The server's receiver (`EventLoop.addReceiver`).
+    let receiver: Int
 
-    /// Everything queued on stream `id` before `marker` was handed to the kernel.
-    func reached(_ id: Int, marker: Int) {
-        loop.execute { [self] in
-            precondition(loop.isOnLoopThread)
-            server?.workerReachedMarker(id, marker: marker)
-        }
-    }
+    func closed(_ id: Int) { loop.post(Notice.closed(id), to: receiver) }
+
+    func reached(_ id: Int, marker: Int) { loop.post(Notice.reached(id, marker: marker), to: receiver) }
 }

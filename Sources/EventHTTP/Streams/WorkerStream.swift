@@ -96,9 +96,8 @@ final class WorkerStream: @unchecked Sendable {
 
     /// Takes the socket (`fd` < 0: there is none; the stream closes) and registers it on the
     /// worker's base: reads are discarded (a client sends nothing on a stream; what it sends
-    /// anyway is never kept), EOF or an error closes the stream. `prefix` goes out before
-    /// anything queued so far (nothing was written without a socket).
-    func attach(fd: Int32, prefix: [UInt8], base: OpaquePointer) {
+    /// anyway is never kept), EOF or an error closes the stream.
+    func attach(fd: Int32, base: OpaquePointer) {
         worker.loop.checkConfined("WorkerStream.attach")
         guard !closed, self.fd < 0 else {
             if fd >= 0 { Foundation.close(fd) }
@@ -106,10 +105,6 @@ final class WorkerStream: @unchecked Sendable {
         }
         guard fd >= 0 else { return close(clean: false) }
         self.fd = fd
-        if !prefix.isEmpty {
-            queue.insert(Entry(bytes: prefix, framed: false, live: false, key: nil, wire: prefix.count), at: head)
-            catchUp.added(prefix.count, at: .now)
-        }
         let context = Unmanaged.passUnretained(self).toOpaque()
         readEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { fd, _, context in
             let stream = Unmanaged<WorkerStream>.fromOpaque(context!).takeUnretainedValue()

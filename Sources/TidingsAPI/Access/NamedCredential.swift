@@ -57,16 +57,8 @@ enum TokensFile {
     /// entry may repeat.
     static func load(path: String, serverTokens: [String] = []) throws(Invalid) -> [NamedCredential] {
         let data: Data
-        do {
-            let attributes = try FileManager.default.attributesOfItem(atPath: path)
-            if let size = attributes[.size] as? NSNumber, size.intValue > maxBytes {
-                throw Invalid(description: "--tokens file \(path) is larger than \(maxBytes) bytes")
-            }
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch let error as Invalid {
-            throw error
-        } catch {
-            throw Invalid(description: "cannot read --tokens file \(path): \(error.localizedDescription)")
+        do throws(ConfigFile.Unreadable) { data = try ConfigFile.read(path: path, flag: "--tokens", maxBytes: maxBytes) } catch {
+            throw Invalid(description: error.description)
         }
         return try parse(data, path: path, serverTokens: serverTokens)
     }

@@ -8,7 +8,7 @@ extension OpenAPIContract {
     /// a path is one of them when it is one of these or lies below one. `EnvironmentRoutes`
     /// installs their routes per environment (and the access routes `/stream-tickets`);
     /// `EnvironmentContractRoutesTests` holds the two together.
-    static let environmentScopedRoots = ["/preferences", "/things", "/history", "/export", "/apply", "/posts",
+    static let environmentScopedRoots = ["/preferences", "/things", "/history", "/export", "/apply", "/schedules", "/posts",
                                          "/events", "/stream-tickets", "/ofrep"]
 
     /// The path parameter every path of the family starts with.

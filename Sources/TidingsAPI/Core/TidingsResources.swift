@@ -129,13 +129,15 @@ public final class TidingsResources {
             ExportRoutes(state: state, store: store).register(on: groups.resourceRoutes)
             ApplyRoutes(state: state, writes: writes).register(on: groups.resourceRoutes)
         }
-        // Schedules (Schedules/): durable future writes, applied by whichever instance claims
-        // them; `default`'s for now (a schedule does not record an environment yet).
+        // Schedules (Schedules/): durable future writes per environment, applied in theirs by
+        // whichever instance claims them.
         if let schedules = store as? any ChangeStore & ScheduleStore {
-            let runner = ScheduleRunner(state: state, store: schedules, writes: writes, logger: app.logger)
-            var scheduleRoutes = ScheduleRoutes(state: state, store: schedules, runner: runner)
-            scheduleRoutes.credentials = app.credentials
-            scheduleRoutes.register(on: routes.resources)
+            let runner = ScheduleRunner(environments: environments, store: schedules, logger: app.logger)
+            environmentRoutes.install(on: routes) { [credentials = app.credentials] environment, groups in
+                var scheduleRoutes = ScheduleRoutes(state: environment.state, store: schedules, runner: runner)
+                scheduleRoutes.credentials = credentials
+                scheduleRoutes.register(on: groups.resourceRoutes)
+            }
             runner.start()
             // Before the writes drain: a schedule being applied finishes, no new one starts.
             app.addShutdownTask { runner.stop() }

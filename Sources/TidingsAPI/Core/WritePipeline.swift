@@ -130,8 +130,10 @@ final class WritePipeline {
         submit(request, author: author, completion: completion)
     }
 
-    /// As above, recorded as made by `author` (the server's own writes: no actor).
-    func submit(_ request: WriteRequest, author: WriteAuthor = WriteAuthor(), completion: @escaping Completion) {
+    /// As above, recorded as made by `author` (the server's own writes: no actor); a write that
+    /// applies a schedule records its outcome in its own transaction (``StoreWrite/schedule``).
+    func submit(_ request: WriteRequest, author: WriteAuthor = WriteAuthor(), applying schedule: ScheduleCompletion? = nil,
+                completion: @escaping Completion) {
         var planned: PlannedWrite
         switch plan(request) {
         case let .failure(failure): return completion(.failure(failure))
@@ -139,6 +141,7 @@ final class WritePipeline {
         }
         planned.write.actor = author.actor
         planned.write.reason = author.reason
+        planned.write.schedule = schedule
         if case let .operations(_, environment?, _) = request {
             planned.write.environment = environment
         } else {
@@ -279,6 +282,7 @@ final class WritePipeline {
         case let .environmentExists(name)?: return .environment(.exists(name))
         case let .tooManyEnvironments(limit)?: return .environment(.tooMany(limit: limit))
         case .defaultEnvironment?: return .environment(.isDefault)
+        case let .scheduleNotHeld(id)?: return .storeFailed("schedule \(id) is no longer this instance's to apply")
         default: return .storeFailed(String(describing: error))
         }
     }

@@ -6,7 +6,10 @@ import TidingsModel
 import TidingsStore
 
 /// `POST /schedules`, `GET /schedules` (`?state=`, `?limit=`), `GET /schedules/{id}` and
-/// `DELETE /schedules/{id}` (API.md "Changes as code"). A schedule is checked when it is made
+/// `DELETE /schedules/{id}` (API.md "Changes as code"), per environment: installed for each one
+/// (``EnvironmentRoutes``), so `/environments/{env}/schedules` makes, lists and cancels that
+/// environment's schedules (the unprefixed paths: `default`'s), and a schedule is applied in the
+/// environment it was made in. A schedule is checked when it is made
 /// (every bad key → 422; `at` in the past or more than a year ahead → 422; at most
 /// ``ScheduleLimits/maxPending`` pending → 409) and stored; ``ScheduleRunner`` applies it.
 @MainActor
@@ -14,8 +17,8 @@ struct ScheduleRoutes {
     let state: TidingsState
     let store: any ChangeStore & ScheduleStore
     let runner: ScheduleRunner
-    /// Today only `default`; the environment a request addresses when there are several.
-    var environment = "default"
+    /// The environment these routes make and read schedules in.
+    var environment: String { state.environment }
 
     /// How far ahead a schedule may be (a year, leap day included).
     static let maxAheadMicroseconds: Int64 = 366 * 86_400 * 1_000_000
@@ -35,7 +38,7 @@ struct ScheduleRoutes {
                 }
                 return (body, document)
             }) { body, document in
-                create(body, document: document, author: author, responder: responder)
+                create(body, document: document, author: author, prefix: request.environmentPrefix, responder: responder)
             }
         }
         router.get("/schedules") { request, responder in
@@ -51,11 +54,28 @@ struct ScheduleRoutes {
                 guard let parsed = Int(raw), (1...1_000).contains(parsed) else { throw Problems.badQuery("'limit' must be 1 to 1000.") }
                 limit = parsed
             }
+            var after: ScheduleCursor?
+            if let raw = request.query("after") {
+                guard let cursor = ScheduleRecord.cursor(raw) else {
+                    throw Problems.badQuery("'after' must be the cursor a page's 'next' link carries.")
+                }
+                after = cursor
+            }
+            let path = request.environmentPrefix + "/schedules"
             Task { @MainActor in
                 do {
-                    let found = try await store.schedules(environment: environment, state: wanted, limit: limit)
-                    let json = #"{"schedules":["# + found.map(ScheduleRecord.json).joined(separator: ",") + "]}"
-                    responder.send(.json(bytes: Array(json.utf8), headers: [.cacheControl: "no-cache"]))
+                    // One more than the page, to know whether there is a next one.
+                    let found = try await store.schedules(environment: environment, state: wanted, after: after, limit: limit + 1)
+                    let page = found.prefix(limit)
+                    var next: String?
+                    if found.count > limit, let last = page.last {
+                        next = path + "?after=" + ScheduleRecord.cursor(last) + "&limit=\(limit)" + (wanted.map { "&state=" + $0.rawValue } ?? "")
+                    }
+                    let json = #"{"schedules":["# + page.map(ScheduleRecord.json).joined(separator: ",") + #"],"next":"#
+                        + (next.map { EventFrame.json($0) } ?? "null") + "}"
+                    var headers: HTTPFields = [.cacheControl: "no-cache"]
+                    if let next { headers[.link] = "<\(next)>; rel=\"next\"" }
+                    responder.send(.json(bytes: Array(json.utf8), headers: headers))
                 } catch {
                     responder.send(.problem(Self.unavailable))
                 }
@@ -105,7 +125,7 @@ struct ScheduleRoutes {
     /// The credentials that name the actor (set by the resources).
     var credentials: Credentials?
 
-    private func create(_ body: ScheduleWork.Body, document: ApplyDocument, author: WriteAuthor, responder: Responder) {
+    private func create(_ body: ScheduleWork.Body, document: ApplyDocument, author: WriteAuthor, prefix: String, responder: Responder) {
         do throws(ProblemDetails) {
             let work = try check(body, document: document)
             guard let raw = body.at, let at = RFC3339.microseconds(raw) else {
@@ -124,7 +144,7 @@ struct ScheduleRoutes {
                 if let revision = work.rollback {
                     // The revision must be readable now (it is checked again when applied).
                     do {
-                        _ = try await store.state(asOf: .revision(revision))
+                        _ = try await store.state(asOf: .revision(revision), environment: environment)
                     } catch {
                         return responder.send(.problem(ScheduleProblems.rollback(error, revision: revision)))
                     }
@@ -143,7 +163,7 @@ struct ScheduleRoutes {
                     return responder.send(.problem(Self.unavailable))
                 }
                 runner.check()
-                let location = "/schedules/" + schedule.id
+                let location = prefix + "/schedules/" + schedule.id
                 responder.send(.json(bytes: Array(ScheduleRecord.json(schedule).utf8), status: .created, headers: [.location: location]))
             }
         } catch {
@@ -216,6 +236,17 @@ enum ScheduleRecord {
             let hex = String(generator.next() as UInt32, radix: 16)
             return String(repeating: "0", count: 8 - hex.count) + hex
         }.joined()
+    }
+
+    /// The cursor of a page that ends at `schedule`: `<at in microseconds>-<id>`.
+    static func cursor(_ schedule: StoredSchedule) -> String { "\(schedule.at)-\(schedule.id)" }
+
+    /// Reads what ``cursor(_:)`` wrote (nil: not a cursor).
+    static func cursor(_ text: String) -> ScheduleCursor? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].utf8.count <= 18, parts[0].utf8.allSatisfy({ (48...57).contains($0) }),
+              let at = Int64(parts[0]), isID(String(parts[1])) else { return nil }
+        return ScheduleCursor(at: at, id: String(parts[1]))
     }
 
     static func isID(_ text: String) -> Bool {

@@ -6,10 +6,12 @@ import TidingsStore
 
 /// Applies schedules when they fall due (API.md "Changes as code"), on every instance: it
 /// claims due schedules in the store (one instance gets each), checks each again against the
-/// declarations, applies it as one ordinary write through the write pipeline — actor its
-/// creator, reason its own or `scheduled <id>` — and records `applied` with the revision, or
-/// `failed` with why. It wakes at the earliest pending `at` (and at least every second, for
-/// schedules another instance made), so a schedule is applied within a second of its time.
+/// declarations, applies it as one ordinary write through its environment's write pipeline —
+/// actor its creator, reason its own or `scheduled <id>` — and that write records `applied`
+/// with the revision in its own transaction (``StoreWrite/schedule``), so the schedule is
+/// applied exactly once whichever instance dies when; or it records `failed` with why. It
+/// wakes at the earliest pending `at` (and at least every second, for schedules another
+/// instance made), so a schedule is applied within a second of its time.
 ///
 /// A schedule that fell due before this instance started, or more than ``lateAfter`` ago, is
 /// applied with `late: true`: it was due while no instance could apply it.
@@ -17,9 +19,8 @@ import TidingsStore
 /// Main-actor bound (the event loop).
 @MainActor
 final class ScheduleRunner {
-    private let state: TidingsState
+    private let environments: Environments
     private let store: any ChangeStore & ScheduleStore
-    private let writes: WritePipeline
     private let logger: Logger
     let limits: ScheduleLimits
     /// This instance, as the holder of its claims.
@@ -37,11 +38,10 @@ final class ScheduleRunner {
     /// The longest wait between two looks at the store.
     static let pollMicroseconds: Int64 = 1_000_000
 
-    init(state: TidingsState, store: any ChangeStore & ScheduleStore, writes: WritePipeline,
+    init(environments: Environments, store: any ChangeStore & ScheduleStore,
          limits: ScheduleLimits = ScheduleLimits(), logger: Logger) {
-        self.state = state
+        self.environments = environments
         self.store = store
-        self.writes = writes
         self.limits = limits
         self.logger = logger
     }
@@ -111,43 +111,61 @@ final class ScheduleRunner {
     private func apply(_ schedule: StoredSchedule) async -> Bool {
         let late = schedule.at < startedAt || ScheduleClock.now - schedule.at > Self.lateAfter
         guard let work = ScheduleWork.stored(schedule.body) else {
-            await finish(schedule, .failed, revision: nil, detail: "The stored schedule cannot be read.", late: late)
+            await finish(schedule, .failed, detail: "The stored schedule cannot be read.", late: late)
+            return true
+        }
+        guard let environment = environments.context(schedule.environment) else {
+            await finish(schedule, .failed, detail: "The environment \"\(schedule.environment)\" does not exist any more.", late: late)
+            return true
+        }
+        // An environment deleted and made again since is another one: not the schedule's
+        // (`default` is never deleted; its creation time may be a later upgrade's).
+        guard environment === environments.main || environment.createdAt <= schedule.createdAt else {
+            await finish(schedule, .failed, detail: "The environment \"\(schedule.environment)\" was deleted and created again "
+                         + "after the schedule was made.", late: late)
             return true
         }
         let operations: [RollbackOperation]
-        switch await SchedulePlanner.operations(work, state: state, store: store) {
+        switch await SchedulePlanner.operations(work, state: environment.state, store: store) {
         case let .success(planned): operations = planned
         case let .failure(problem) where problem.status == .serviceUnavailable:
             // The history could not be read now: leave it pending for the next look.
             try? await store.releaseSchedule(id: schedule.id, holder: holder)
             return false
         case let .failure(problem):
-            await finish(schedule, .failed, revision: nil, detail: ScheduleProblems.detail(problem), late: late)
+            await finish(schedule, .failed, detail: ScheduleProblems.detail(problem), late: late)
             return true
         }
         let author = WriteAuthor(actor: schedule.createdBy, reason: work.reason ?? "scheduled \(schedule.id)")
+        // The write marks the schedule applied itself, in its own transaction.
+        let completion = ScheduleCompletion(id: schedule.id, holder: holder, late: late, keepFinished: limits.keepFinished)
         let result = await withCheckedContinuation { continuation in
-            writes.submit(.rollback(operations, ifRevision: nil), author: author) { continuation.resume(returning: $0) }
+            environment.writes.submit(.rollback(operations, ifRevision: nil), author: author, applying: completion) {
+                continuation.resume(returning: $0)
+            }
         }
         switch result {
         case let .success(.rolledBack(changes)):
-            logger.info("schedule applied", metadata: ["id": "\(schedule.id)", "changes": "\(changes.count)", "late": "\(late)"])
-            await finish(schedule, .applied, revision: changes.last?.revision ?? state.revision, detail: nil, late: late)
-        case .failure(.storeFailed):
-            // Not stored: leave it pending, to be tried again at the next look.
+            logger.info("schedule applied", metadata: ["id": "\(schedule.id)", "environment": "\(schedule.environment)",
+                                                       "changes": "\(changes.count)", "late": "\(late)"])
+        case .success:
+            logger.info("schedule applied", metadata: ["id": "\(schedule.id)", "late": "\(late)"])
+        case let .failure(.storeFailed(reason)):
+            // Not stored (the store could not be reached, or the claim is another instance's
+            // now): leave it pending; whoever holds it applies it.
+            logger.notice("schedule not applied now; trying again", metadata: ["id": "\(schedule.id)", "reason": "\(reason)"])
             try? await store.releaseSchedule(id: schedule.id, holder: holder)
             return false
         case let .failure(failure):
-            await finish(schedule, .failed, revision: nil, detail: ScheduleProblems.detail(Problems.forWrite(failure)), late: late)
-        case .success:
-            await finish(schedule, .applied, revision: state.revision, detail: nil, late: late)
+            await finish(schedule, .failed, detail: ScheduleProblems.detail(Problems.forWrite(failure)), late: late)
         }
         return true
     }
 
-    private func finish(_ schedule: StoredSchedule, _ outcome: StoredSchedule.State, revision: UInt64?, detail: String?, late: Bool) async {
+    /// Records a schedule that was not applied (`failed`, with why).
+    private func finish(_ schedule: StoredSchedule, _ outcome: StoredSchedule.State, detail: String?, late: Bool) async {
         do {
-            let finished = try await store.finishSchedule(id: schedule.id, holder: holder, state: outcome, revision: revision, detail: detail,
+            let finished = try await store.finishSchedule(id: schedule.id, holder: holder, state: outcome, revision: nil, detail: detail,
                                                           late: late, now: ScheduleClock.now, limits: limits)
             if !finished { logger.warning("schedule was taken by another instance before it was finished", metadata: ["id": "\(schedule.id)"]) }
             if outcome == .failed { logger.warning("schedule failed", metadata: ["id": "\(schedule.id)", "detail": "\(detail ?? "")"]) }

@@ -80,7 +80,7 @@ enum SchedulePlanner {
         if let revision = work.rollback {
             let past: HistoricalState
             do {
-                past = try await store.state(asOf: .revision(revision))
+                past = try await store.state(asOf: .revision(revision), environment: state.environment)
             } catch {
                 return .failure(ScheduleProblems.rollback(error, revision: revision))
             }

@@ -9,10 +9,10 @@ struct WebhookDefinition: Sendable, Equatable {
     let url: URL
     /// The signing key: the bytes the secret's base64 (after `whsec_`) stands for. Never shown.
     let key: [UInt8]
-    /// Which records (topics, keys) the hook is sent.
+    /// Which records (topics, keys, environments) the hook is sent.
     let coverage: WebhookCoverage
     /// Only changes in these environments (nil: every one).
-    let environments: [String]?
+    var environments: [String]? { coverage.environments }
 
     /// The URL without its user information (`GET /webhooks` never shows credentials).
     var displayURL: String {
@@ -22,9 +22,6 @@ struct WebhookDefinition: Sendable, Equatable {
         return components.string ?? ""
     }
 
-    /// Whether the record of `change`, made in `environment`, goes to this hook.
-    func covers(_ change: Change, environment: String) -> Bool {
-        guard environments?.contains(environment) ?? true else { return false }
-        return coverage.covers(change)
-    }
+    /// Whether the record of `change` goes to this hook.
+    func covers(_ change: Change) -> Bool { coverage.covers(change) }
 }

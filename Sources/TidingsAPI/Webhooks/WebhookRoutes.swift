@@ -4,7 +4,7 @@ import HTTPTypes
 import TidingsStore
 
 /// `GET /webhooks` and `POST /webhooks/{name}/retry` (API.md "Changes as code, on a schedule,
-/// and to webhooks"): each hook's `name`, `url` (without user information), `state`,
+/// and to webhooks"): each hook's `name`, `url` (without user information), `environments`, `state`,
 /// `lastDelivered`, `backlog`, `lastError` and `nextAttempt` — never its secret — as the store
 /// has them, so every instance answers the same.
 @MainActor
@@ -50,6 +50,8 @@ struct WebhookRoutes {
         var hook = JSONObjectWriter()
         hook.string("name", status.definition.name)
         hook.string("url", status.definition.displayURL)
+        // The environments it covers (null: every one).
+        hook.raw("environments", status.definition.environments.map { EventFrame.json($0) } ?? "null")
         hook.string("state", (status.row?.state ?? .active).rawValue)
         hook.raw("lastDelivered", status.row?.lastDelivered.map(String.init) ?? "null")
         hook.integer("backlog", UInt64(max(0, status.backlog)))

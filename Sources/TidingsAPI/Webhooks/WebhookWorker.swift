@@ -14,8 +14,6 @@ struct WebhookContext {
     let logger: Logger
     /// The body of a change's delivery, nil for a change that has no record (posts).
     let body: @MainActor (Change) -> [UInt8]?
-    /// The environment a change was made in.
-    let environment: @MainActor (Change) -> String
 }
 
 /// Delivers one hook's backlog, in revision order, one record at a time: the records after the
@@ -136,19 +134,20 @@ final class WebhookWorker {
         }
 
         // The next record the hook covers, from the page in hand or the next one read (the
-        // history's own read, off the commit path, filtered by topics and keys); records the
-        // hook does not cover (another environment, the posts document) are passed over.
+        // history's own read, off the commit path, filtered by topics, keys and environments,
+        // in one revision order across them); records the hook does not cover are passed over.
         while let first = buffered.first, first.revision <= row.cursor { buffered.removeFirst() }
         if buffered.isEmpty {
             let coverage = definition.coverage
             buffered = try await context.store.history(HistoryQuery(
                 direction: .oldestFirst(after: row.cursor), limit: pageSize,
-                preferences: coverage.preferences, things: coverage.things, keys: coverage.keys))[...]
+                preferences: coverage.preferences, things: coverage.things, keys: coverage.keys,
+                environments: coverage.environmentSelection))[...]
             bufferedWholePage = buffered.count == pageSize
         }
         var next: (change: Change, body: [UInt8])?
         while let change = buffered.first {
-            if definition.covers(change, environment: context.environment(change)), let body = context.body(change) {
+            if definition.covers(change), let body = context.body(change) {
                 next = (change, body)
                 break
             }
@@ -164,7 +163,7 @@ final class WebhookWorker {
 
         // The lease must outlast the attempt.
         guard try await holdsLease() else { return context.timing.standby }
-        let id = "\(context.environment(change))-\(change.revision)"
+        let id = "\(change.environment)-\(change.revision)"
         let attempt = await context.sender.send(body, id: id, to: definition)
         TidingsMetrics.shared.recordWebhookDelivery(hook: name, outcome: attempt.outcome)
         let finished = Self.milliseconds(Date())

@@ -68,8 +68,7 @@ final class Webhooks {
             store: store, outbox: outbox,
             sender: WebhookSender(allowsPrivateAddresses: configuration.webhookAllowPrivate, timing: timing),
             timing: timing, holder: UUID().uuidString, logger: logger,
-            body: { change in WebhookBody.bytes(change, preferences: preferences) },
-            environment: { _ in WebhookBody.defaultEnvironment })
+            body: { change in WebhookBody.bytes(change, preferences: preferences) })
     }
 
     /// Starts a worker per hook and the watch that wakes them on every applied change.

@@ -20,16 +20,8 @@ enum WebhooksFile {
 
     static func load(path: String, declaredKeys: [String]) throws(Invalid) -> [WebhookDefinition] {
         let data: Data
-        do {
-            let attributes = try FileManager.default.attributesOfItem(atPath: path)
-            if let size = attributes[.size] as? NSNumber, size.intValue > maxBytes {
-                throw Invalid(description: "--webhooks file \(path) is larger than \(maxBytes) bytes")
-            }
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch let error as Invalid {
-            throw error
-        } catch {
-            throw Invalid(description: "cannot read --webhooks file \(path): \(error.localizedDescription)")
+        do throws(ConfigFile.Unreadable) { data = try ConfigFile.read(path: path, flag: "--webhooks", maxBytes: maxBytes) } catch {
+            throw Invalid(description: error.description)
         }
         return try parse(data, path: path, declaredKeys: declaredKeys)
     }
@@ -77,14 +69,13 @@ enum WebhooksFile {
                 }
                 coverage.keys = declaredKeys.filter(keys.contains)
             }
-            var environments: [String]?
             if let raw = entry["environments"] {
-                guard let names = raw as? [String], !names.isEmpty, names.allSatisfy(isEnvironmentName) else {
+                guard let names = raw as? [String], !names.isEmpty, names.allSatisfy(EnvironmentName.isValid) else {
                     throw invalid("\(label): \"environments\" must be a non-empty array of names matching ^[a-z][a-z0-9-]{0,31}$")
                 }
-                environments = Array(Set(names)).sorted()
+                coverage.environments = Array(Set(names)).sorted()
             }
-            hooks.append(WebhookDefinition(name: name, url: url, key: key, coverage: coverage, environments: environments))
+            hooks.append(WebhookDefinition(name: name, url: url, key: key, coverage: coverage))
         }
         return hooks
     }
@@ -103,12 +94,5 @@ enum WebhooksFile {
         guard secret.hasPrefix("whsec_"), let bytes = Data(base64Encoded: String(secret.dropFirst(6))),
               (minKeyBytes...maxKeyBytes).contains(bytes.count) else { return nil }
         return Array(bytes)
-    }
-
-    /// `^[a-z][a-z0-9-]{0,31}$` (API.md "Environments").
-    static func isEnvironmentName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (1...32).contains(bytes.count), (97...122).contains(bytes[0]) else { return false }
-        return bytes.allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 45 }
     }
 }

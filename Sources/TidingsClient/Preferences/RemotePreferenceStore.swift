@@ -145,8 +145,13 @@ public final class RemotePreferenceStore: KeyValueStore {
     }
 
     private func patch(_ changes: [String: PreferenceValue?]) async throws(TidingsClientError) {
-        // JSON merge patch: null resets a key. The answer has no revisions; the stream brings them.
-        let body = try encodeJSON(changes.mapValues { $0.map(MergePatchValue.value) ?? .null })
+        // JSON merge patch: null resets a key. The server merges an object onto its value, so an
+        // object is sent as the patch from the value this client last saw to the new one (the
+        // members it drops as null): the key ends as the value written, as with PUT. The answer
+        // has no revisions; the stream brings them.
+        let body = try encodeJSON(changes.reduce(into: [String: MergePatchValue]()) { body, change in
+            body[change.key] = change.value.map { MergePatchValue.patch(from: known[change.key]?.value, to: $0) } ?? .null
+        })
         _ = try await transport.expectSuccess("PATCH", ["preferences"], json: body)
     }
 
@@ -184,16 +189,31 @@ func encodeJSON(_ value: some Encodable) throws(TidingsClientError) -> Data {
     do { return try JSONEncoder().encode(value) } catch { throw .invalidResponse("could not encode \(value): \(error)") }
 }
 
-/// A merge-patch member: a value, or null for "reset to the default".
-private enum MergePatchValue: Encodable {
+/// A merge-patch member: a value, null for "reset to the default" (a member's null: "remove
+/// it"), or an object's members to merge.
+enum MergePatchValue: Encodable, Equatable {
     case value(PreferenceValue)
     case null
+    case members([String: MergePatchValue])
+
+    /// What turns `old` into `new` under RFC 7396: for two objects, the members that differ
+    /// (nested objects as patches again) and null for each member `new` drops; else `new`.
+    static func patch(from old: PreferenceValue?, to new: PreferenceValue) -> MergePatchValue {
+        guard case let .object(newObject) = new, case let .object(oldObject)? = old else { return .value(new) }
+        var members: [String: MergePatchValue] = [:]
+        for member in newObject.members where oldObject[member.name] != member.value {
+            members[member.name] = patch(from: oldObject[member.name], to: member.value)
+        }
+        for member in oldObject.members where newObject[member.name] == nil { members[member.name] = .null }
+        return .members(members)
+    }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case let .value(v): try container.encode(v)
         case .null: try container.encodeNil()
+        case let .members(members): try container.encode(members)
         }
     }
 }

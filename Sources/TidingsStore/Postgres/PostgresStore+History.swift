@@ -6,7 +6,13 @@ internal import PostgresNIO
 extension PostgresStore {
     public func history(_ query: HistoryQuery) async throws -> [Change] {
         guard query.limit > 0, query.preferences || query.things else { return [] }
-        let environment = query.environment
+        // One environment's records, or several environments' (a webhook's reader).
+        let everyEnvironment = query.environments == .every
+        let environments: [String]
+        switch query.environments {
+        case nil, .every?: environments = [query.environment]
+        case let .named(names)?: environments = names
+        }
         let prefs = query.preferences
         let anyKey = query.keys == nil
         let keys = query.keys ?? []
@@ -24,7 +30,7 @@ extension PostgresStore {
                         SELECT c.revision, c.bytes FROM change c
                          WHERE ((\(prefs) AND c.kind = 'preference' AND (\(anyKey) OR c.subject = ANY(\(keys))))
                                 OR (\(things) AND c.kind = 'things'))
-                           AND c.environment = \(environment) AND c.revision < \(below)
+                           AND (\(everyEnvironment) OR c.environment = ANY(\(environments))) AND c.revision < \(below)
                          ORDER BY c.revision DESC LIMIT \(limit)),
                     kept AS (
                         SELECT p.revision FROM (SELECT revision, SUM(bytes) OVER (ORDER BY revision DESC) - bytes AS preceding FROM page) p
@@ -41,7 +47,7 @@ extension PostgresStore {
                         SELECT c.revision, c.bytes FROM change c
                          WHERE ((\(prefs) AND c.kind = 'preference' AND (\(anyKey) OR c.subject = ANY(\(keys))))
                                 OR (\(things) AND c.kind = 'things'))
-                           AND c.revision > \(above) AND c.environment = \(environment) AND c.revision < \(below)
+                           AND c.revision > \(above) AND (\(everyEnvironment) OR c.environment = ANY(\(environments))) AND c.revision < \(below)
                          ORDER BY c.revision ASC LIMIT \(limit)),
                     kept AS (
                         SELECT p.revision FROM (SELECT revision, SUM(bytes) OVER (ORDER BY revision ASC) - bytes AS preceding FROM page) p

@@ -27,6 +27,8 @@ extension PostgresStore: ScheduleStore {
         """
     static let scheduleIndex = "CREATE INDEX IF NOT EXISTS schedule_due ON schedule (state, at)"
     private static let columns = "id, environment, at, body, created_by, created_at, state, revision, detail, late, finished_at"
+    private static let qualifiedColumns = columns.split(separator: ",").map { "s." + $0.trimmingCharacters(in: .whitespaces) }
+        .joined(separator: ", ")
 
     public func createSchedule(_ schedule: StoredSchedule, limits: ScheduleLimits) async throws {
         let bytes = Int64(schedule.body.utf8.count)
@@ -58,13 +60,16 @@ extension PostgresStore: ScheduleStore {
         return try rows.first.map(Self.schedule)
     }
 
-    public func schedules(environment: String, state: StoredSchedule.State?, limit: Int) async throws -> [StoredSchedule] {
+    public func schedules(environment: String, state: StoredSchedule.State?, after: ScheduleCursor?, limit: Int) async throws -> [StoredSchedule] {
         let count = Int64(max(0, limit))
         let wanted = state?.rawValue
+        let afterAt = after?.at
+        let afterID = after?.id
         let rows = try await scheduleQuery { [logger] connection in
             try await connection.query("""
                 SELECT \(unescaped: Self.columns) FROM schedule
                  WHERE environment = \(environment) AND (\(wanted)::text IS NULL OR state = \(wanted)::text)
+                   AND (\(afterAt)::bigint IS NULL OR (at, id) > (\(afterAt)::bigint, \(afterID)::text))
                  ORDER BY at, id LIMIT \(count)
                 """, logger: logger).collect()
         }
@@ -88,13 +93,17 @@ extension PostgresStore: ScheduleStore {
         let until = now + leaseMicroseconds
         let count = Int64(max(0, limit))
         let rows = try await scheduleQuery { [logger] connection in
+            // The due rows are chosen once (a materialised CTE): as `id IN (subquery)` the planner
+            // may run the subquery again for each row, each time past the rows already claimed,
+            // and so claim every due schedule whatever `limit` says.
             try await connection.query("""
-                UPDATE schedule SET holder = \(holder), claimed_until = \(until)
-                 WHERE id IN (SELECT id FROM schedule
-                               WHERE state = 'pending' AND at <= \(now) AND (claimed_until IS NULL OR claimed_until < \(now))
-                               ORDER BY at, id LIMIT \(count) FOR UPDATE SKIP LOCKED)
-                   AND state = 'pending' AND (claimed_until IS NULL OR claimed_until < \(now))
-                RETURNING \(unescaped: Self.columns)
+                WITH due AS MATERIALIZED (
+                    SELECT id FROM schedule
+                     WHERE state = 'pending' AND at <= \(now) AND (claimed_until IS NULL OR claimed_until < \(now))
+                     ORDER BY at, id LIMIT \(count) FOR UPDATE SKIP LOCKED)
+                UPDATE schedule s SET holder = \(holder), claimed_until = \(until)
+                  FROM due WHERE s.id = due.id
+                RETURNING \(unescaped: Self.qualifiedColumns)
                 """, logger: logger).collect()
         }
         return try rows.map(Self.schedule).sorted { ($0.at, $0.id) < ($1.at, $1.id) }

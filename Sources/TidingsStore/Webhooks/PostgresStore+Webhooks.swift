@@ -63,12 +63,15 @@ extension PostgresStore: WebhookOutboxStore, WebhookOutboxProvider {
         let anyKey = coverage.keys == nil
         let keys = coverage.keys ?? []
         let things = coverage.things
+        let everyEnvironment = coverage.environments == nil
+        let environments = coverage.environments ?? []
         let rows = try await withConnection(reader) { [logger] connection in
             try await connection.query("""
                 SELECT count(*)::bigint FROM change c
                  WHERE c.revision > \(after)
                    AND ((\(prefs) AND c.kind = 'preference' AND (\(anyKey) OR c.subject = ANY(\(keys))))
                         OR (\(things) AND c.kind = 'things'))
+                   AND (\(everyEnvironment) OR c.environment = ANY(\(environments)))
                 """, logger: logger).collect()
         }
         return try decode { Int(try rows.first?.decode(Int64.self) ?? 0) }

@@ -82,7 +82,13 @@ final class SQLiteWebhookOutbox: WebhookOutboxStore {
             }
             if coverage.things { kinds.append("kind = 'things'") }
             guard !kinds.isEmpty else { return 0 }
-            return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM change WHERE revision > ? AND (\(kinds.joined(separator: " OR ")))",
+            var environments = ""
+            if let names = coverage.environments {
+                guard !names.isEmpty else { return 0 }
+                environments = " AND environment IN (\(Array(repeating: "?", count: names.count).joined(separator: ",")))"
+                arguments += names as [any DatabaseValueConvertible]
+            }
+            return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM change WHERE revision > ? AND (\(kinds.joined(separator: " OR ")))\(environments)",
                                     arguments: StatementArguments(arguments)) ?? 0
         }
     }

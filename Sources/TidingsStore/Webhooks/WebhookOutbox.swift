@@ -43,21 +43,31 @@ public struct WebhookCursor: Sendable, Hashable {
     }
 }
 
-/// Which change records a hook covers: the history's `topics` and `keys`.
+/// Which change records a hook covers: the history's `topics` and `keys`, and the
+/// environments they were made in.
 public struct WebhookCoverage: Sendable, Hashable {
     public var preferences: Bool
     public var things: Bool
     /// Only these preference keys (nil: every key).
     public var keys: [String]?
+    /// Only changes made in these environments (nil: every one).
+    public var environments: [String]?
 
-    public init(preferences: Bool = true, things: Bool = true, keys: [String]? = nil) {
+    public init(preferences: Bool = true, things: Bool = true, keys: [String]? = nil, environments: [String]? = nil) {
         self.preferences = preferences
         self.things = things
         self.keys = keys
+        self.environments = environments
+    }
+
+    /// The history reader's selection of environments for this coverage.
+    public var environmentSelection: HistoryQuery.EnvironmentSelection {
+        environments.map { .named($0) } ?? .every
     }
 
     /// Whether `change` is one of the records the hook is sent (posts documents never are).
     public func covers(_ change: Change) -> Bool {
+        if let environments, !environments.contains(change.environment) { return false }
         switch change.kind {
         case let .preference(key, _): return preferences && (keys?.contains(key) ?? true)
         case .things: return things

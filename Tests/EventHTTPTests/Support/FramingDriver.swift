@@ -1,15 +1,19 @@
 @testable import EventHTTP
 
-/// Drives a `FramingMachine` over bytes fed in pieces, as the guard drives it over evbuffers,
-/// and records what evhttp would be handed. Used by FramingMachineTests and by the libFuzzer
-/// target Fuzz/FramingFuzz.swift (linked in there), which also checks its preconditions.
+/// Drives a `FramingMachine` over bytes fed in pieces, as a connection drives it over its
+/// bufferevent's input, and records what the connection reads: each head in its canonical form
+/// (`ParsedHead.canonical`, which a clean head already is) and exactly the body bytes read, in
+/// order. Used by FramingMachineTests and by the libFuzzer target Fuzz/FramingFuzz.swift
+/// (linked in there), which also checks its preconditions.
 struct FramingDriver {
     var machine: FramingMachine
-    /// Everything handed on, in order (heads, bodies, stand-ins).
+    /// Everything read, in order (heads, bodies).
     var output: [UInt8] = []
     var refusals: [FramingRefusal] = []
     /// Heads after which the client waits for "100 Continue".
     var continues = 0
+    /// The chunked head whose body is being gathered.
+    private var chunkedHead: ParsedHead?
     private let input = ByteQueue()
 
     init(maxHeadBytes: Int = 8192, maxBodyBytes: Int = 1 << 20, budget: BodyBudget? = nil) {
@@ -28,27 +32,35 @@ struct FramingDriver {
             case .needMore:
                 precondition(available == 0, "needMore with \(available) bytes waiting")
                 return
-            case .pass(let count):
-                precondition(count > 0 && count <= available, "pass \(count) of \(available)")
+            case .cleanHead(let count), .body(let count):
+                precondition(count > 0 && count <= available, "\(step) of \(available)")
                 output += input.removeFirst(count)
             case .take(let count):
                 precondition(count > 0 && count <= available, "take \(count) of \(available)")
                 input.removeFirst(count)
-            case .replace(let consumed, let bytes, let expectsContinue):
-                precondition(consumed > 0 && consumed <= available, "replace \(consumed) of \(available)")
+            case .head(let consumed, let head):
+                precondition(consumed > 0 && consumed <= available, "head \(consumed) of \(available)")
                 input.removeFirst(consumed)
-                output += bytes
-                if expectsContinue { continues += 1 }
+                if head.expectsContinue { continues += 1 }
+                switch head.body {
+                case .none: output += head.canonical(length: nil)
+                case .length(let length): output += head.canonical(length: length)
+                case .chunked: chunkedHead = head
+                }
+            case .dechunked(let consumed, let body):
+                precondition(consumed > 0 && consumed <= available, "dechunked \(consumed) of \(available)")
+                input.removeFirst(consumed)
+                let head = chunkedHead!
+                chunkedHead = nil
+                output += head.bodyIsRead ? head.canonical(length: body.count) + body : head.canonical(length: nil)
             case .refuse(let refusal, let consumed):
                 precondition(consumed >= 0 && consumed <= available, "refuse after \(consumed) of \(available)")
                 precondition(machine.isClosed)
                 input.removeFirst(consumed)
-                output += machine.standIn
                 refusals.append(refusal)
-            case .cut(let refusal, let owed):
-                precondition(owed > 0 && machine.isClosed, "cut owing \(owed)")
+            case .cut(let refusal):
+                precondition(machine.isClosed, "cut")
                 input.removeFirst(available)
-                output += [UInt8](repeating: 0, count: owed)
                 refusals.append(refusal)
             }
         }

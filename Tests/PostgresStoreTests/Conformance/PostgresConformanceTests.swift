@@ -38,4 +38,6 @@ final class PostgresConformanceTests: PostgresTestCase, ChangeStoreMaker {
     func testAChangePageSaysWhichHistoryItIs() async throws { try await ChangeStoreConformance.aChangePageSaysWhichHistoryItIs(self) }
     func testEscapedTextRoundTripsByteForByte() async throws { try await ChangeStoreConformance.escapedTextRoundTripsByteForByte(self) }
     func testUnstorableWritesAreRefusedAlike() async throws { try await ChangeStoreConformance.unstorableWritesAreRefusedAlike(self) }
+    func testAScheduleIsAppliedByItsOwnWriteExactlyOnce() async throws { try await ChangeStoreConformance.aScheduleIsAppliedByItsOwnWriteExactlyOnce(self) }
+    func testHistoryReadsAcrossEnvironmentsForWebhooks() async throws { try await ChangeStoreConformance.historyReadsAcrossEnvironmentsForWebhooks(self) }
 }

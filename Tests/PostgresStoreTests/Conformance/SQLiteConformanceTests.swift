@@ -47,4 +47,6 @@ final class SQLiteConformanceTests: XCTestCase, ChangeStoreMaker {
     func testAChangePageSaysWhichHistoryItIs() async throws { try await ChangeStoreConformance.aChangePageSaysWhichHistoryItIs(self) }
     func testEscapedTextRoundTripsByteForByte() async throws { try await ChangeStoreConformance.escapedTextRoundTripsByteForByte(self) }
     func testUnstorableWritesAreRefusedAlike() async throws { try await ChangeStoreConformance.unstorableWritesAreRefusedAlike(self) }
+    func testAScheduleIsAppliedByItsOwnWriteExactlyOnce() async throws { try await ChangeStoreConformance.aScheduleIsAppliedByItsOwnWriteExactlyOnce(self) }
+    func testHistoryReadsAcrossEnvironmentsForWebhooks() async throws { try await ChangeStoreConformance.historyReadsAcrossEnvironmentsForWebhooks(self) }
 }

@@ -117,4 +117,114 @@ final class ScheduleRoutesTests: XCTestCase {
         XCTAssertTrue(failed["detail"]?.stringValue?.contains("speed") == true, "\(failed)")
         XCTAssertEqual(try server.get("/preferences/speed").value?["value"], 0)
     }
+
+    func test_schedules_belong_to_an_environment_and_apply_there() throws {
+        let server = try server()
+        defer { server.stop() }
+        XCTAssertEqual(try server.request("PUT", "/environments/staging").status, 201)
+        let at = Self.time(1.2)
+        let made = try server.request("POST", "/environments/staging/schedules",
+                                      json: ["at": at, "preferences": ["age": 8], "things": ["eta"]])
+        XCTAssertEqual(made.status, 201, made.text)
+        let id = try XCTUnwrap(made.value?["id"]?.stringValue)
+        XCTAssertEqual(made.value?["environment"], "staging")
+        XCTAssertEqual(made.header("Location"), "/environments/staging/schedules/\(id)")
+        // Listed, read and cancellable only in its own environment.
+        XCTAssertEqual(try server.get("/environments/staging/schedules").value?["schedules"]?.arrayValue?.map { $0["id"] },
+                       [JSONValue.string(id)])
+        XCTAssertEqual(try server.get("/schedules").value?["schedules"]?.arrayValue?.count, 0)
+        XCTAssertEqual(try server.get("/environments/default/schedules").value?["schedules"]?.arrayValue?.count, 0)
+        XCTAssertEqual(try server.get("/schedules/\(id)").status, 404)
+        XCTAssertEqual(try server.request("DELETE", "/schedules/\(id)").status, 404)
+        XCTAssertEqual(try server.get("/environments/nowhere/schedules").status, 404)
+
+        // Applied in staging as one ordinary write there; default is untouched.
+        XCTAssertTrue(try server.wait { try server.get("/environments/staging/schedules/\(id)").value?["state"] == "applied" })
+        XCTAssertEqual(try server.get("/environments/staging/preferences/age").value?["value"], 8)
+        XCTAssertEqual(try server.get("/environments/staging/things").value?["things"], ["ETA"])
+        XCTAssertEqual(try server.get("/preferences/age").value?["value"], 5)
+        let history = try XCTUnwrap(try server.get("/environments/staging/history").value?["changes"]?.arrayValue)
+        XCTAssertEqual(history.count, 2)
+        XCTAssertEqual(Set(history.compactMap { $0["reason"]?.stringValue }), ["scheduled \(id)"])
+        XCTAssertEqual(Set(history.compactMap { $0["environment"]?.stringValue }), ["staging"])
+        let applied = try XCTUnwrap(try server.get("/environments/staging/schedules/\(id)").value)
+        XCTAssertEqual(applied["revision"]?.intValue, history.first?["revision"]?.intValue)
+    }
+
+    func test_a_credential_scoped_to_an_environment_reaches_only_its_schedules() throws {
+        let file = try directory.file("tokens.json", """
+            [{"name": "stager", "role": "write", "token": "stage-secret-123", "environments": ["staging"]},
+             {"name": "admin", "role": "write", "token": "admin-secret-123"}]
+            """)
+        let server = try server { $0.tokensFile = file }
+        defer { server.stop() }
+        let admin = ["Authorization": "Bearer admin-secret-123"]
+        let stager = ["Authorization": "Bearer stage-secret-123"]
+        XCTAssertEqual(try server.request("PUT", "/environments/staging", headers: admin).status, 201)
+        let body: [String: Any] = ["at": Self.time(600), "preferences": ["age": 2]]
+        XCTAssertEqual(try server.request("POST", "/schedules", headers: stager, json: body).status, 403)
+        XCTAssertEqual(try server.request("POST", "/environments/default/schedules", headers: stager, json: body).status, 403)
+        XCTAssertEqual(try server.get("/schedules", headers: stager).status, 403)
+        let made = try server.request("POST", "/environments/staging/schedules", headers: stager, json: body)
+        XCTAssertEqual(made.status, 201, made.text)
+        XCTAssertEqual(made.value?["createdBy"], "stager")
+        let id = try XCTUnwrap(made.value?["id"]?.stringValue)
+        XCTAssertEqual(try server.get("/environments/staging/schedules/\(id)", headers: stager).status, 200)
+        XCTAssertEqual(try server.request("DELETE", "/environments/staging/schedules/\(id)", headers: stager).status, 200)
+    }
+
+    func test_the_list_comes_in_pages_by_time() throws {
+        let server = try server()
+        defer { server.stop() }
+        var made: [String] = []
+        for minutes in [50.0, 10, 30, 20, 40] {
+            made.append(try schedule(server, in: minutes * 60, ["preferences": ["age": Int(minutes)]]).id)
+        }
+        let byTime = [made[1], made[3], made[2], made[4], made[0]]
+        var seen: [String] = []
+        var target: String? = "/schedules?limit=2"
+        var pages = 0
+        while let next = target {
+            let page = try server.get(next)
+            XCTAssertEqual(page.status, 200, page.text)
+            seen += page.value?["schedules"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+            target = page.value?["next"]?.stringValue
+            if let target { XCTAssertEqual(page.header("Link"), "<\(target)>; rel=\"next\"") }
+            pages += 1
+            XCTAssertLessThan(pages, 5)
+        }
+        XCTAssertEqual(pages, 3)
+        XCTAssertEqual(seen, byTime)
+        XCTAssertEqual(try server.get("/schedules?state=pending&limit=5").value?["next"], .null)
+        for bad in ["x", "12-zz", "9999999999999999999-0123456789abcdef", "-0123456789abcdef"] {
+            XCTAssertEqual(try server.get("/schedules?after=\(bad)").status, 400, bad)
+        }
+    }
+
+    func test_a_schedule_whose_environment_was_deleted_and_made_again_fails_and_a_rollback_applies_in_its_own() throws {
+        let server = try server()
+        defer { server.stop() }
+        XCTAssertEqual(try server.request("PUT", "/environments/staging").status, 201)
+        XCTAssertEqual(try server.request("PUT", "/environments/staging/preferences/age", json: ["value": 30]).status, 200)
+        let base = try server.currentRevision()
+        XCTAssertEqual(try server.request("PUT", "/environments/staging/preferences/age", json: ["value": 31]).status, 200)
+        XCTAssertEqual(try server.request("PUT", "/preferences/age", json: ["value": 40]).status, 200)
+        // A rollback scheduled in staging rolls staging back, not default.
+        let rollback = try server.request("POST", "/environments/staging/schedules", json: ["at": Self.time(1.2), "rollback": base])
+        XCTAssertEqual(rollback.status, 201, rollback.text)
+        let rollbackID = try XCTUnwrap(rollback.value?["id"]?.stringValue)
+        let orphan = try server.request("POST", "/environments/staging/schedules", json: ["at": Self.time(1.5), "preferences": ["age": 9]])
+        let orphanID = try XCTUnwrap(orphan.value?["id"]?.stringValue)
+        XCTAssertTrue(try server.wait { try server.get("/environments/staging/schedules/\(rollbackID)").value?["state"] == "applied" })
+        XCTAssertEqual(try server.get("/environments/staging/preferences/age").value?["value"], 30)
+        XCTAssertEqual(try server.get("/preferences/age").value?["value"], 40)
+
+        // Deleted and made again before the second is due: that one is another environment's now.
+        XCTAssertEqual(try server.request("DELETE", "/environments/staging").status, 200)
+        XCTAssertEqual(try server.request("PUT", "/environments/staging").status, 201)
+        XCTAssertTrue(try server.wait { try server.get("/environments/staging/schedules/\(orphanID)").value?["state"] == "failed" })
+        let failed = try XCTUnwrap(try server.get("/environments/staging/schedules/\(orphanID)").value)
+        XCTAssertTrue(failed["detail"]?.stringValue?.contains("deleted and created again") == true, "\(failed)")
+        XCTAssertEqual(try server.get("/environments/staging/preferences/age").value?["value"], 5)
+    }
 }

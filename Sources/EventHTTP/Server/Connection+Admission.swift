@@ -1,42 +1,16 @@
 internal import CLibevent
 import Foundation
 
-/// Admission: once evhttp has set the accepted socket, the guard reads the peer's address and
-/// asks the server's `ConnectionLimiter` (caps in total and per client; trusted proxies count
-/// only in the total).
-extension ConnectionGuard {
+/// Admission at accept: the connection reads the peer's address and asks the server's
+/// `ConnectionLimiter` (caps in total and per client; trusted proxies count only in the total).
+extension Connection {
     /// How long a connection over its client's share may take to send its first head before it
     /// is refused anyway: long enough to tell a stream (200 + `retry:`) from anything else
     /// (503), short enough that silent sockets cannot hold descriptors over the share.
     static let overCapGrace = 1.0
 
-    /// evhttp sets the socket and makes its connection right after its bufferevent callback
-    /// returns: check the caps then, before the loop polls again.
-    func admitOnNextTurn() {
-        let box = Unmanaged.passRetained(CallbackBox { [self] in admitFromTimer() })
-        if let event = event_new(base, -1, 0, { _, _, context in
-            Unmanaged<CallbackBox>.fromOpaque(context!).takeRetainedValue().body()
-        }, box.toOpaque()) {
-            event_active(event, Int32(EV_TIMEOUT), 0)
-            // Freed on the next turn (an event may not be freed from inside its own callback
-            // in every libevent build).
-            server?.loop.schedule(after: 0) { event_free(event) }
-        } else {
-            box.release()
-        }
-    }
-
-    /// Admits the connection once (nil when admitted, or when it cannot be yet): the refusal
-    /// for a connection over the total cap.
-    func admit() -> FramingRefusal? {
-        guard !admitted, let filter, let server else { return nil }
-        let fd = Int32(bufferevent_getfd(filter))
-        guard fd >= 0 else { return nil }
-        admitted = true
-        // evhttp's connection is the callback argument of its bufferevent.
-        var evcon: UnsafeMutableRawPointer?
-        bufferevent_getcb(filter, nil, nil, nil, &evcon)
-        if let evcon { server.watchClose(OpaquePointer(evcon)) }
+    /// Counts the connection and decides whether it may be served (call once, after `start()`).
+    func admit() {
         var on: Int32 = 1
         syscall("setsockopt TCP_NODELAY", tolerating: "it only lowers latency") {
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
@@ -49,20 +23,14 @@ extension ConnectionGuard {
         machine.client = countedAddress
         switch server.admitConnection(address: peer, exempt: isTrustedProxy) {
         case .admitted:
-            return nil
+            break
         case .overTotal(let refusal):
-            return refusal
+            refuse(refusal, head: nil)
         case .overClient(let refusal):
             clientCapRefusal = refusal
             clock = .overCap
             armTimer(Self.overCapGrace)
-            return nil
         }
-    }
-
-    private func admitFromTimer() {
-        guard filter != nil, let refusal = admit() else { return }
-        refuseLater(refusal)
     }
 
     static func peerAddress(_ fd: Int32) -> String? {
