@@ -1,3 +1,5 @@
+import EventHTTP
+import HTTPTypes
 import Synchronization
 import XCTest
 @testable import TidingsAPI

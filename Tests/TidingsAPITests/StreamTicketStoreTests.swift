@@ -16,8 +16,9 @@ final class StreamTicketStoreTests: XCTestCase {
     private let reader = NamedCredential(name: "reader", role: .read, secret: .token(Array("read-secret".utf8)))
     private let other = NamedCredential(name: "other", role: .read, secret: .token(Array("other-secret".utf8)))
 
-    private func makeStore(timeToLive: Double = 60, capacity: Int = 10_000, clock: ManualClock = ManualClock()) -> (StreamTicketStore, ManualClock) {
-        (StreamTicketStore(timeToLive: timeToLive, capacity: capacity, now: { clock.seconds }), clock)
+    private func makeStore(timeToLive: Double = 60, capacity: Int = 10_000, perCredential: Int? = nil,
+                           clock: ManualClock = ManualClock()) -> (StreamTicketStore, ManualClock) {
+        (StreamTicketStore(timeToLive: timeToLive, capacity: capacity, perCredential: perCredential, now: { clock.seconds }), clock)
     }
 
     private func issue(_ store: StreamTicketStore, _ credential: NamedCredential? = nil, client: String? = nil) throws -> String {
@@ -116,7 +117,7 @@ final class StreamTicketStoreTests: XCTestCase {
     }
 
     func testOutstandingTicketsAreBoundedAndExpiredOnesPurged() throws {
-        let (store, clock) = makeStore(timeToLive: 4, capacity: 3)
+        let (store, clock) = makeStore(timeToLive: 4, capacity: 3, perCredential: 4)  // the capacity binds first
         for _ in 0..<3 { XCTAssertNoThrow(try issue(store)) }
         XCTAssertEqual(store.issue(for: reader, client: nil), .failure(.full), "full: refused, not grown")
         XCTAssertEqual(store.outstanding, 3)
@@ -128,7 +129,7 @@ final class StreamTicketStoreTests: XCTestCase {
     }
 
     func testPurgeKeepsTicketsIssuedLater() throws {
-        let (store, clock) = makeStore(timeToLive: 10, capacity: 2)
+        let (store, clock) = makeStore(timeToLive: 10, capacity: 2, perCredential: 2)
         _ = try issue(store)
         clock.advance(seconds: 5)
         let younger = try issue(store)
