@@ -185,9 +185,9 @@ extension SeveralInstancesPostsTests {
         // B fetches itself now (nobody else is loading), holding posts it took from A's document.
         for (instance, name) in [(b, "B"), (a, "A"), (b, "B")] {
             let before = upstream.requestCount
-            // A refresh within the last fetcher's lease rest (1 s after its fetch ended) joins
-            // that load and is answered from its stored outcome, without a request: asked again
-            // until the lease is free, the instance fetches itself.
+            // The last fetcher lets its load lease go just after storing the outcome: a refresh
+            // in that instant still joins its load (answered from the stored outcome, without a
+            // request), so it is asked again until the instance fetches itself.
             let fetched = try eventually(within: 6, every: 0.3) {
                 XCTAssertEqual(try instance.request("POST", "/posts/refresh").status, 202)
                 return eventually(within: 0.3) { upstream.requestCount > before }

@@ -3,7 +3,8 @@ import Synchronization
 
 /// The thread an object is confined to, and the check of that claim.
 ///
-/// EventHTTP's `@unchecked Sendable` types (the loop, responders, streams, stream workers)
+/// EventHTTP's `@unchecked Sendable` types (the loop, responders, stream workers) and its
+/// loop-confined ones (connections, event streams)
 /// are not locked: they promise that their state is touched on one thread only, the thread
 /// running their `EventLoop`. `check()` turns that promise into a debug-build precondition at
 /// their entry points; release builds compile it away. Before a thread is bound (set-up, before

@@ -37,6 +37,9 @@ public final class InProcessStream: StreamSink, @unchecked Sendable {
 
     /// The route's side (its `onClose`); set once it is made.
     weak var stream: EventStream?
+    /// Streams kept until what they wait for is reported on a later main-queue turn (a marker,
+    /// the close), in the order it was asked for, as a worker would report it.
+    private var held: [EventStream] = []
     /// Broadcast topics followed, and the order of the last broadcast frame taken.
     private var topics: Set<Int> = []
     private var lastOrder: UInt64 = 0
@@ -72,14 +75,18 @@ public final class InProcessStream: StreamSink, @unchecked Sendable {
     func sendPaced(_ chunks: [[UInt8]], marker: Int?, of stream: EventStream) {
         chunks.forEach(append)
         // Reported later, as a worker reports its marker: the caller finishes its turn first.
-        if let marker { DispatchQueue.main.async { stream.markerReached(marker) } }
+        if let marker {
+            held.append(stream)
+            DispatchQueue.main.async { [self] in held.removeFirst().markerReached(marker) }
+        }
     }
 
     func end(retryMilliseconds: Int?, of stream: EventStream) {
         if let retryMilliseconds { append(ServerSentEvent.retry(milliseconds: retryMilliseconds)) }
         finish()
         // Later, as a worker reports the close.
-        DispatchQueue.main.async { stream.stop() }
+        held.append(stream)
+        DispatchQueue.main.async { [self] in held.removeFirst().stop() }
     }
 
     func follow(_ topics: [Int], after order: UInt64) {

@@ -4,11 +4,13 @@ import HTTPTypes
 /// An open Server-Sent-Events response. Obtain one from `Responder.startEventStream()`.
 ///
 /// Loop-thread confined: call every member on the loop thread (the main actor when the loop
-/// runs on the main thread). `@unchecked Sendable` only so loop-thread code can carry it across
-/// `await`s; the members check the confinement (`EventLoop.checkConfined`).
+/// runs on the main thread). Not `Sendable`: it never leaves the loop's thread (what workers and
+/// the in-process recorder report back reaches it there); the members check the confinement
+/// (`EventLoop.checkConfined`).
 ///
 /// The stream's socket belongs to a stream worker (a thread with its own event base): this
-/// object only forwards pre-encoded frames to it, in order. Frames are shared, never copied per
+/// object only forwards pre-encoded frames to it, in order, through its `StreamSink` (in-process,
+/// the recorder is the sink). Frames are shared, never copied per
 /// stream (`ServerSentEvent.encoded` once, `send` to any number of streams). A stream whose
 /// live output queued behind the frame being written, plus the kernel's send queue, passes
 /// `maxUnsentBytesPerStream` is cut off — unless it conflates (`startEventStream(conflate:)`):
@@ -21,7 +23,7 @@ import HTTPTypes
 /// let cancellable = subject.sink { stream.send($0.frame) }
 /// stream.onClose = { cancellable.cancel() }
 /// ```
-public final class EventStream: @unchecked Sendable {
+public final class EventStream {
     static let headHeaders: HTTPFields = [
         .contentType: "text/event-stream",
         // no-transform: a proxy must not recompress or rebuffer the stream.

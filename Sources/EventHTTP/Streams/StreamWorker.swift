@@ -48,7 +48,8 @@ final class StreamWorker: @unchecked Sendable {
     init(notices: StreamNotices, heartbeatInterval: Double,
          compression: StreamCompressionCounters = StreamCompressionCounters()) throws {
         self.compression = compression
-        // A worker's streams arrive as dup'ed descriptors: no batched epoll changes here.
+        // A worker closes its streams' sockets itself and may get the same descriptor number
+        // again for a later stream: no batched epoll changes here.
         loop = try EventLoop(batchesDescriptorChanges: false)
         self.notices = notices
         self.heartbeatInterval = heartbeatInterval

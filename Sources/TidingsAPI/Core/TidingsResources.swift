@@ -195,7 +195,9 @@ public final class TidingsResources {
                     return true
                 }
             },
-            release: { [store] in _ = try? await store.acquireLease("posts-load", holder: holder, duration: .seconds(1)) })
+            // Let go once the outcome is stored (the cycle calls it then): expires at once.
+            release: { [store] in _ = try? await store.acquireLease("posts-load", holder: holder, duration: .milliseconds(1)) })
+        posts.caughtUp = { [feed] in await feed.caughtUp() }
         environmentRoutes.install(on: routes) { _, groups in PostsRoutes(feed: posts).register(on: groups.resourceRoutes) }
         posts.reportFetches { TidingsMetrics.shared.recordUpstreamFetch(outcome: $0) }
         try SampleFeedRoutes(feed: SampleFeed.load()).register(on: routes.resources)

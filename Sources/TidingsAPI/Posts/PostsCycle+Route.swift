@@ -50,14 +50,23 @@ extension PostsCycle {
                 throw error
             }
             if mine {
-                // Joined, then free: the holder's load ended. Its outcome is stored (or it
-                // changed nothing): answered from the stored posts, no second request.
-                if joined, let stored = storedWithPosts() {
-                    await Self.shielded(parts.loadLease.release)
-                    try checkRunning(number)
-                    return answer(from: stored)
+                // Joined, then free: the holder's load ended and its outcome is stored (the
+                // holder lets the lease go only then); once this instance has read the store,
+                // it is answered from the stored posts, no second request.
+                if joined {
+                    await parts.caughtUp()
+                    do { try checkRunning(number) } catch {
+                        await Self.shielded(parts.loadLease.release)
+                        throw error
+                    }
+                    if let stored = storedWithPosts() {
+                        await Self.shielded(parts.loadLease.release)
+                        try checkRunning(number)
+                        return answer(from: stored)
+                    }
                 }
                 setRoute(.upstream)
+                holdsLoadLease = true
                 return .upstream
             }
             joined = true
@@ -91,6 +100,14 @@ extension PostsCycle {
     /// Runs a lease call to its end even when this load is cancelled (a joined load is, when it
     /// is answered): a PostgreSQL call cut off halfway closed its connection, and the next
     /// lease call, failing, fetched "anyway" — a second upstream request for one refresh.
+    /// Lets the load lease go if this instance holds it (its load's outcome is stored).
+    func releaseLoadLease() {
+        guard holdsLoadLease else { return }
+        holdsLoadLease = false
+        let release = parts.loadLease.release
+        Task { await Self.shielded(release) }
+    }
+
     nonisolated static func shielded<T: Sendable>(_ call: @escaping @Sendable () async -> T) async -> T {
         await Task { await call() }.value
     }
@@ -117,14 +134,8 @@ struct PostsCycleClient: HTTPClient {
         case let .stored(document):
             return document.answer
         case .upstream:
-            do {
-                let response = try await upstream.send(request)
-                await PostsCycle.shielded(loadLease.release)
-                return response
-            } catch {
-                await PostsCycle.shielded(loadLease.release)
-                throw error
-            }
+            // The cycle lets the load lease go once the outcome is stored (``PostsCycle/holdsLoadLease``).
+            return try await upstream.send(request)
         }
     }
 }
@@ -135,8 +146,8 @@ struct PostsLoadLease: Sendable {
     /// Takes (or renews) the lease for one fetch; true when this instance may fetch. A store
     /// that cannot be asked answers true (fetching twice is better than not at all).
     var take: @Sendable () async -> Bool
-    /// Lets the lease go shortly after a fetch ended: the short rest leaves time for the
-    /// outcome to be stored, so a joined load finds it when the lease is free.
+    /// Lets the lease go: called once the fetch's outcome is stored, so a joined load finds
+    /// it when the lease is free.
     var release: @Sendable () async -> Void
 
     /// One instance alone: always fetch.

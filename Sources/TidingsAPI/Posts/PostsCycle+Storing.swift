@@ -41,6 +41,8 @@ extension PostsCycle {
     }
 
     private func proceed(_ next: Next) {
+        // The outcome is stored (or needs no storing): the cluster may load again.
+        releaseLoadLease()
         switch next {
         case .settle:
             enterIdle()

@@ -129,6 +129,11 @@ final class PostsCycle {
     var takenFetchedAt: Date?
     /// The validators of the stored posts the running load was answered with.
     var takenValidators: Validators?
+    /// This instance holds the cluster's load lease for its upstream request: it is let go
+    /// once the load's outcome is stored (or found to need no storing), not before, so a load
+    /// that joined this one finds the outcome when the lease is free — and a refresh after it
+    /// is a new load, never a join of one that already ended.
+    var holdsLoadLease = false
     private var scheduled: Task<Void, Never>?
     private var subscription: AnyCancellable?
 
@@ -145,6 +150,9 @@ final class PostsCycle {
         let loadLease: PostsLoadLease
         /// Returns once this instance has applied `revision` (after a refused write).
         let catchUp: @MainActor (UInt64) async -> Void
+        /// Returns once a read of the store started after the call is applied (what another
+        /// instance committed before the call is then held here).
+        var caughtUp: @MainActor () async -> Void = {}
         let logger: Logger
         /// How often a joined load looks whether the holder's lease is free.
         var joinPoll: Duration = .milliseconds(50)
@@ -220,6 +228,7 @@ final class PostsCycle {
         subscription?.cancel()
         subscription = nil
         _ = loader.cancel()
+        releaseLoadLease()
     }
 
     /// A posts document was applied (this instance's or another's).

@@ -29,6 +29,8 @@ final class PostsFeed {
     var loadLease = PostsLoadLease.alone
     /// Returns once this instance has applied a revision (the change feed's).
     var catchUp: @MainActor (UInt64) async -> Void = { _ in }
+    /// Returns once a read of the store started after the call is applied (the change feed's).
+    var caughtUp: @MainActor () async -> Void = {}
 
     /// - Parameters:
     ///   - boundPort: the server's port once started (for the default sample feed URL).
@@ -62,8 +64,9 @@ final class PostsFeed {
         if shutDown { return nil }
         if let cycleStorage { return cycleStorage }
         let policy = Self.policy(configuration)
-        let parts = PostsCycle.Parts(state: state, writes: writes, source: source, waiters: waiters, policy: policy,
+        var parts = PostsCycle.Parts(state: state, writes: writes, source: source, waiters: waiters, policy: policy,
                                      fetchLease: fetchLease, loadLease: loadLease, catchUp: catchUp, logger: logger)
+        parts.caughtUp = caughtUp
         let cycle = PostsCycle(parts, upstream: MeteredHTTPClient(base: client, meter: meter)) { client in
             PostsLoader.make(source: source, configuration: configuration, client: client, meter: meter, policy: policy)
         }
