@@ -67,7 +67,9 @@ final class StreamWorkerTests: XCTestCase {
             }
         }
         XCTAssertEqual(server.sync { StreamBook.shared($0).closedCount }, 0, "a conflating stream was cut off")
-        let text = try XCTUnwrap(client.readUntil("\"n\":3000,", timeout: 10)) + (client.readUntil("\n\n") ?? "")
+        // A 4 KiB receive buffer set after connecting can leave the sender in a retransmission
+        // backoff (seen: 13 s) before the stream flows again.
+        let text = try XCTUnwrap(client.readUntil("\"n\":3000,", timeout: 40)) + (client.readUntil("\n\n") ?? "")
         var ids: [Int] = [], latest: [Int: Int] = [:]
         for line in Self.lines(text) {
             if line.hasPrefix("id: "), let id = Int(line.dropFirst(4)) { ids.append(id) }
