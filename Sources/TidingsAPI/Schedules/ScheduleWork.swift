@@ -124,9 +124,11 @@ enum ScheduleProblems {
         }
     }
 
-    /// One line for a failed schedule's `detail`: the problem and every key it names.
+    /// One line for a failed schedule's `detail`: the problem, and each key it names whose
+    /// reason the problem's text does not already give (a 422's text names every bad key:
+    /// repeating them read "'speed': must be at most 10; nothing was changed.; speed: ...").
     static func detail(_ problem: ProblemDetails) -> String {
-        let keys = (problem.errors ?? []).map { "\($0.key): \($0.detail)" }
+        let keys = (problem.errors ?? []).filter { !problem.detail.contains($0.detail) }.map { "\($0.key): \($0.detail)" }
         return ([problem.detail] + keys).joined(separator: "; ")
     }
 }

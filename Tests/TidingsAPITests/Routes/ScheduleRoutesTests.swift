@@ -115,7 +115,7 @@ final class ScheduleRoutesTests: XCTestCase {
         XCTAssertTrue(try server.wait { try self.record(server, fails)?["state"] == "failed" })
         let failed = try XCTUnwrap(try record(server, fails))
         // The problem's detail, then each key it names (`key: detail`).
-        XCTAssertEqual(failed["detail"]?.stringValue, "'speed': must be at most 10; nothing was changed.; speed: must be at most 10", "\(failed)")
+        XCTAssertEqual(failed["detail"]?.stringValue, "'speed': must be at most 10; nothing was changed.", "\(failed)")
         XCTAssertEqual(try server.get("/preferences/speed").value?["value"], 0)
     }
 
