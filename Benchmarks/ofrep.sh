@@ -25,7 +25,7 @@ command -v taskset >/dev/null || { echo "taskset is missing (util-linux)"; exit 
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tidings-ofrep.XXXXXX")
 PID=""; BARE_PID=""
-cleanup() { [ -n "$BARE_PID" ] && kill "$BARE_PID" 2>/dev/null; if [ -n "$PID" ]; then kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi; rm -rf "$WORK"; }
+cleanup() { if [ -n "$BARE_PID" ]; then kill "$BARE_PID" 2>/dev/null || true; fi; if [ -n "$PID" ]; then kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi; rm -rf "$WORK"; }
 trap cleanup EXIT
 
 taskset -c 0 "$BIN" --host 127.0.0.1 --port 0 --data-dir "$WORK/data" --log-level warning > "$WORK/log" 2>&1 &
