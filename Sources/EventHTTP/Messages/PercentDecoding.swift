@@ -8,14 +8,8 @@ enum PercentDecoding {
         let untouched = text.utf8.withContiguousStorageIfAvailable { buffer in
             ByteScan.firstOffset(of: UInt8(ascii: "%"), in: buffer) == nil
                 && (!plusAsSpace || ByteScan.firstOffset(of: UInt8(ascii: "+"), in: buffer) == nil)
-        }
-        if untouched == true { return String(text) }
-        var needsWork = false
-        for byte in text.utf8 where byte == UInt8(ascii: "%") || (plusAsSpace && byte == UInt8(ascii: "+")) {
-            needsWork = true
-            break
-        }
-        if !needsWork { return String(text) }
+        } ?? !text.utf8.contains { $0 == UInt8(ascii: "%") || (plusAsSpace && $0 == UInt8(ascii: "+")) }
+        if untouched { return String(text) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()
