@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -289,7 +290,10 @@ def main() -> int:
 
     later = None
     if args.build_tests:
-        build = Job(BUILD_TESTS, ["swift", "build", "--build-tests"], weight=2.0, limit=2400, expected=300)
+        # The same flags as the server binary's build (TEST_BUILD_FLAGS, from the Makefile), so the
+        # objects it made are reused and the server binary is not linked again under running jobs.
+        flags = shlex.split(os.environ.get("TEST_BUILD_FLAGS", ""))
+        build = Job(BUILD_TESTS, ["swift", "build", "--build-tests", *flags], weight=2.0, limit=2400, expected=300)
         others = jobs(str(TIDINGS))
         for job in others:
             if job.solo:   # a solo job waits for an empty machine: after the build, not before it
