@@ -39,5 +39,6 @@ final class PostgresConformanceTests: PostgresTestCase, ChangeStoreMaker {
     func testEscapedTextRoundTripsByteForByte() async throws { try await ChangeStoreConformance.escapedTextRoundTripsByteForByte(self) }
     func testUnstorableWritesAreRefusedAlike() async throws { try await ChangeStoreConformance.unstorableWritesAreRefusedAlike(self) }
     func testAScheduleIsAppliedByItsOwnWriteExactlyOnce() async throws { try await ChangeStoreConformance.aScheduleIsAppliedByItsOwnWriteExactlyOnce(self) }
+    func testDeletingAnEnvironmentCancelsItsPendingSchedules() async throws { try await ChangeStoreConformance.deletingAnEnvironmentCancelsItsPendingSchedules(self) }
     func testHistoryReadsAcrossEnvironmentsForWebhooks() async throws { try await ChangeStoreConformance.historyReadsAcrossEnvironmentsForWebhooks(self) }
 }
