@@ -165,6 +165,17 @@ extension SQLiteStore: ScheduleStore {
 }
 
 extension Database {
+    /// Inside the commit that deletes `environment`: its pending schedules become `cancelled`
+    /// (claimed ones too: an instance applying one finds it no longer pending and its write
+    /// refused for want of the environment).
+    func cancelPendingSchedules(environment: String, at: Int64) throws {
+        try execute(sql: SQLiteStore.scheduleTable)
+        try execute(sql: """
+            UPDATE schedule SET state = 'cancelled', finishedAt = ?, holder = NULL, claimedUntil = NULL
+            WHERE environment = ? AND state = 'pending'
+            """, arguments: [at, environment])
+    }
+
     /// Inside a commit (``StoreWrite/schedule``): marks the schedule applied at `revision` —
     /// only while `completion.holder` holds its claim and it is pending, else the write fails
     /// with ``StoreError/scheduleNotHeld(_:)`` — and drops the oldest finished ones beyond the bound.
