@@ -17,9 +17,11 @@
 #   BENCH_STRICT=1           exit 1 when a goal is not met (default: only when something fails to run)
 #   BENCH_GZIP_STREAMS=10000 streams of each side of (g), gzip against identity
 #   BENCH_GZIP_VALUE=1000    bytes of English-like words in each (g2) change's value
-#   BENCH_PARTS="a b c d d2 f g g2 z p r o i e"  the parts to run (default: all), e.g. BENCH_PARTS="a b"
+#   BENCH_PARTS="a b c d d2 f g g2 z p r o i w e"  the parts to run (default: all), e.g. BENCH_PARTS="a b"
 #                            (o: OFREP against a GET on one CPU, Benchmarks/ofrep.sh;
-#                             i: idle streams, Benchmarks/idle-streams.sh, BENCH_IDLE_SECONDS)
+#                             i: idle streams, Benchmarks/idle-streams.sh, BENCH_IDLE_SECONDS;
+#                             w: durable writes on SQLite, PostgreSQL and two instances against
+#                                etcd, Benchmarks/writes.sh, BENCH_WRITE_ROUNDS (default 3))
 #                            (p: deploy/ as shipped, nginx + two instances against one directly;
 #                             r: an instance restarted under streams, how their reconnects spread)
 set -euo pipefail
@@ -41,7 +43,7 @@ SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
 STRICT=${BENCH_STRICT:-0}
 GZIP_STREAMS=${BENCH_GZIP_STREAMS:-10000}
 GZIP_VALUE=${BENCH_GZIP_VALUE:-1000}
-PARTS=" ${BENCH_PARTS:-a b c d d2 f g g2 z p r o i e} "
+PARTS=" ${BENCH_PARTS:-a b c d d2 f g g2 z p r o i w e} "
 # part NAME: whether BENCH_PARTS includes it
 part() { case "$PARTS" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 read -r -a TIDINGS_EXTRA <<< "${BENCH_TIDINGS_ARGS:-}"
@@ -586,6 +588,23 @@ else
     echo "$out" | sed 's/^/  /'
     fail "Benchmarks/idle-streams.sh failed"
     summary "(i) idle streams" "FAILED"
+fi
+fi
+
+# ---------- (w) durable writes against etcd ----------
+if part w; then
+section "(w) durable writes with history, $CONNS clients: SQLite, PostgreSQL, two instances, against etcd in the same rounds"
+if [ "$SKIP_TIDINGS" = 1 ]; then
+    note "skipped (BENCH_SKIP_TIDINGS=1)"
+elif out=$(ROUNDS=${BENCH_WRITE_ROUNDS:-3} DURATION=$DURATION CONNS=$CONNS Benchmarks/writes.sh "$TIDINGS_BIN" 2>&1); then
+    echo "$out" | grep -v '^RESULT' | sed 's/^/  /'
+    for store in sqlite pg pg2; do
+        summary "(w) $store ÷ etcd, per round" "$(echo "$out" | grep "^RESULT .*store=$store " | sed -E 's/.* rate_ratio=([^ ]*) p99_ratio=([^ ]*)/\1× rate, \2× p99;/' | tr '\n' ' ')"
+    done
+else
+    echo "$out" | sed 's/^/  /'
+    fail "Benchmarks/writes.sh failed"
+    summary "(w) durable writes against etcd" "FAILED"
 fi
 fi
 

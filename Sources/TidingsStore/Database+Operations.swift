@@ -99,7 +99,7 @@ extension Database {
             kind = .environment(.created, copiedFrom: copiedFrom)
         case .deleteEnvironment:
             if env == EnvironmentName.default { throw StoreError.defaultEnvironment }
-            try eraseEnvironment(env)
+            try eraseEnvironment(env, at: stamp.at)
             kind = .environment(.deleted, copiedFrom: nil)
         }
         if case .things = kind {
@@ -129,9 +129,12 @@ extension Database {
                             arguments: [environment])
     }
 
-    /// Deletes `environment`'s values, things, checkpoints and base, and turns its history rows
-    /// into erased rows (nothing but their revision and 32 bytes), keeping the byte total right.
-    func eraseEnvironment(_ environment: String) throws {
+    /// Deletes `environment`'s values, things, checkpoints and base, turns its history rows
+    /// into erased rows (nothing but their revision and 32 bytes), keeping the byte total right,
+    /// and cancels its pending schedules (finished `at`, claimed or not), so none of them fails
+    /// later for want of its environment, nor comes back to life in one created again under the
+    /// same name.
+    func eraseEnvironment(_ environment: String, at: Int64) throws {
         guard try environmentExists(environment) else { throw StoreError.unknownEnvironment(environment) }
         let bytes = try Int64.fetchOne(cachedStatement(sql: "SELECT COALESCE(SUM(bytes - 32), 0) FROM change WHERE environment = ?"),
                                        arguments: [environment]) ?? 0
@@ -149,6 +152,7 @@ extension Database {
             try execute(sql: "DELETE FROM \(table) WHERE environment = ?", arguments: [environment])
         }
         try cachedStatement(sql: "DELETE FROM environment WHERE name = ?").execute(arguments: [environment])
+        try cancelPendingSchedules(environment: environment, at: at)
     }
 
     func readSnapshot() throws -> StoreSnapshot {

@@ -31,6 +31,10 @@ extension SQLiteStore: ScheduleStore {
 
     public func createSchedule(_ schedule: StoredSchedule, limits: ScheduleLimits) async throws {
         try await scheduleWrite { db in
+            // In the write lock's transaction: a delete of the environment commits before or after, never between.
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM environment WHERE name = ?", arguments: [schedule.environment]) == true else {
+                throw ScheduleStoreError.unknownEnvironment(schedule.environment)
+            }
             let row = try Row.fetchOne(db, sql: "SELECT count(*) AS n, COALESCE(sum(bytes), 0) AS b FROM schedule WHERE state = 'pending'")
             let count: Int = row?["n"] ?? 0
             let bytes: Int = row?["b"] ?? 0
@@ -165,6 +169,17 @@ extension SQLiteStore: ScheduleStore {
 }
 
 extension Database {
+    /// Inside the commit that deletes `environment`: its pending schedules become `cancelled`
+    /// (claimed ones too: an instance applying one finds it no longer pending and its write
+    /// refused for want of the environment).
+    func cancelPendingSchedules(environment: String, at: Int64) throws {
+        try execute(sql: SQLiteStore.scheduleTable)
+        try execute(sql: """
+            UPDATE schedule SET state = 'cancelled', finishedAt = ?, holder = NULL, claimedUntil = NULL
+            WHERE environment = ? AND state = 'pending'
+            """, arguments: [at, environment])
+    }
+
     /// Inside a commit (``StoreWrite/schedule``): marks the schedule applied at `revision` —
     /// only while `completion.holder` holds its claim and it is pending, else the write fails
     /// with ``StoreError/scheduleNotHeld(_:)`` — and drops the oldest finished ones beyond the bound.

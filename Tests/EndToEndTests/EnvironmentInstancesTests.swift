@@ -51,6 +51,16 @@ final class EnvironmentInstancesTests: XCTestCase {
 
     private func scenario(_ a: TidingsProcess, _ b: TidingsProcess) throws {
         let api = Self.api
+        // Created on A, listed on B at once (B reads the store, it does not wait for its change
+        // watch), and gone from A's list at once when deleted on B; several times, so a change
+        // watch that happens to be quick (PostgreSQL's NOTIFY) does not hide a list that lags.
+        for round in 1...4 {
+            let name = "listed-\(round)"
+            XCTAssertEqual(try a.request("PUT", "/environments/\(name)", headers: api).status, 201)
+            XCTAssertTrue(try environmentNames(b).contains(name), "round \(round): B's list lacks \(name)")
+            XCTAssertEqual(try b.request("DELETE", "/environments/\(name)", headers: api).status, 200)
+            XCTAssertFalse(try environmentNames(a).contains(name), "round \(round): A's list still has \(name)")
+        }
         // Created on A, there on B at once — reads and streams — not 404 while A's change travels.
         XCTAssertEqual(try a.request("PUT", "/environments/staging", headers: api).status, 201)
         XCTAssertEqual(try b.get("/environments/staging/preferences/age", headers: api).status, 200)
@@ -149,6 +159,13 @@ final class EnvironmentInstancesTests: XCTestCase {
         XCTAssertEqual(try b.get("/environments/staging/preferences", headers: api).status, 404)
         let d3 = try revision(of: a.put("age", 9, headers: api))
         XCTAssertEqual(try defaultOnB.nextEvent(timeout: 5).id, String(d3))
+    }
+
+    /// The names `GET /environments` lists on `server`.
+    private func environmentNames(_ server: TidingsProcess) throws -> [String] {
+        let reply = try server.get("/environments", headers: Self.api)
+        XCTAssertEqual(reply.status, 200, reply.text)
+        return reply.value?["environments"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
     }
 
     /// A credential limited to `staging`: everything of `default` is 403 — reads, streams,

@@ -24,6 +24,22 @@ final class PostgresMigrationTests: PostgresTestCase {
         XCTAssertEqual(version.trimmingCharacters(in: .whitespacesAndNewlines), "\(PostgresSchema.version)")
     }
 
+    /// Version 6 made the schedule table at the first schedule call; version 7 makes it with the
+    /// schema, because deleting an environment now cancels its pending schedules there.
+    func testAVersion6DatabaseWithoutSchedulesCanStillDeleteAnEnvironment() async throws {
+        let url = try makeDatabase()
+        let first = try await makeStore(url)
+        _ = try await first.commit(StoreWrite([.createEnvironment(copiedFrom: nil, limit: 64)], environment: "staging"))
+        await first.close()
+        try cluster().psql("DROP TABLE schedule; UPDATE schema_version SET version = 6", database: databaseName(url))
+
+        let migrated = try await makeStore(url)
+        let deleted = try await migrated.commit(StoreWrite([.deleteEnvironment], environment: "staging"))
+        XCTAssertEqual(deleted.map(\.kind), [.environment(.deleted, copiedFrom: nil)])
+        let version = try cluster().psql("SELECT version FROM schema_version", database: databaseName(url))
+        XCTAssertEqual(version.trimmingCharacters(in: .whitespacesAndNewlines), "\(PostgresSchema.version)")
+    }
+
     func testADatabaseFromANewerBuildIsRefused() async throws {
         let url = try makeDatabase()
         let first = try await makeStore(url)

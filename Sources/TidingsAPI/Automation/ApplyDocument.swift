@@ -6,7 +6,9 @@ import TidingsModel
 
 /// The body of `POST /apply` (what `GET /export` writes): `{"preferences"?: {key: value},
 /// "things"?: [...], "revision"?: ignored}`. Any other member is refused (422): a misspelt
-/// `preferences` applied with `?prune=true` would otherwise reset every key.
+/// `preferences` applied with `?prune=true` would otherwise reset every key. `revision` is
+/// ignored but must still be what the contract's schema allows (a whole number, at least 0):
+/// anything else is refused (422 naming it), as a schedule's `rollback` is.
 ///
 /// Read off the loop (``read(_:textCase:)``): JSON, or YAML turned into JSON first, then the
 /// thing list normalised and checked, so the loop only checks values against declarations.
@@ -30,6 +32,8 @@ struct ApplyDocument: Sendable {
         var things: [String]?
         /// The first member that is none of these (refused after decoding, with its name).
         var unknown: String?
+        /// Whether `revision` is present and not a whole number from 0 (refused after decoding).
+        var badRevision = false
 
         private struct Member: CodingKey {
             var stringValue: String
@@ -45,6 +49,11 @@ struct ApplyDocument: Sendable {
             unknown = container.allKeys.map(\.stringValue).sorted().first { !Self.members.contains($0) }
             preferences = try container.decodeIfPresent(PreferencePatch.self, forKey: Member(stringValue: "preferences"))
             things = try container.decodeIfPresent([String].self, forKey: Member(stringValue: "things"))
+            // Decoded only to check it (the value is ignored); `null` counts as absent.
+            let revision = Member(stringValue: "revision")
+            if container.contains(revision), try !container.decodeNil(forKey: revision) {
+                badRevision = (try? container.decode(UInt64.self, forKey: revision)) == nil
+            }
         }
     }
 
@@ -87,6 +96,10 @@ struct ApplyDocument: Sendable {
             let shown = unknown.unicodeScalars.count > 64 ? String(String.UnicodeScalarView(unknown.unicodeScalars.prefix(64))) + "…" : unknown
             throw Problems.invalid("'\(shown)' is not a member of a configuration document (preferences, things, revision).",
                                    errors: [.init(key: shown, detail: "unknown member")])
+        }
+        if body.badRevision {
+            throw Problems.invalid("'revision' must be a whole number from 0 (it is ignored, but a document's revision is never negative).",
+                                   errors: [.init(key: "revision", detail: "must be a whole number, at least 0")])
         }
         let preferences = body.preferences ?? PreferencePatch([:])
         if preferences.entries.count > declared {

@@ -31,9 +31,13 @@ struct EnvironmentResourceRoutes {
 
     func register(on router: any RouteRegistrar) {
         router.get("/environments") { request, responder in
-            let listed = environments.all.filter { mayReach(request, $0.name) }.map(Self.record)
-            responder.send(.json(bytes: Array(("{\"environments\":[" + listed.joined(separator: ",") + "]}").utf8),
-                                 headers: [.cacheControl: "no-cache"]))
+            // What the store knows, not only what this instance's change watch brought so far:
+            // an environment just created or deleted through another instance is listed as such.
+            environments.afterCatchingUp {
+                let listed = environments.all.filter { mayReach(request, $0.name) }.map(Self.record)
+                responder.send(.json(bytes: Array(("{\"environments\":[" + listed.joined(separator: ",") + "]}").utf8),
+                                     headers: [.cacheControl: "no-cache"]))
+            }
         }
         router.get(EnvironmentRoutes.prefix) { request, responder in
             knowingNames(request, responder) {

@@ -52,14 +52,23 @@ final class Environments: AppliesChanges {
     func context(_ name: String) -> EnvironmentContext? { contexts[name] }
 
     /// Runs `then` now when every one of `names` is an environment here (or cannot be one), else
-    /// once this instance has read what other instances committed: an environment created
-    /// through another instance is in the store before its change reaches this one (up to about
-    /// 100 ms), and must not be a 404 meanwhile. Cheap for random names: waiting requests share
-    /// the change feed's one read at a time (an empty page when nothing is new), at most
-    /// ``maxWaiting`` wait (beyond, and after ``catchUpDeadline``, `then` runs as things stand).
+    /// once this instance has read what other instances committed (``afterCatchingUp(then:)``):
+    /// an environment created through another instance is in the store before its change
+    /// reaches this one (up to about 100 ms), and must not be a 404 meanwhile.
     func knowing(_ names: [String], then: @escaping @MainActor () -> Void) {
         let unknown = names.contains { contexts[$0] == nil && EnvironmentName.isValid($0) }
-        guard unknown, let catchUp, waiting < Self.maxWaiting else { return then() }
+        guard unknown else { return then() }
+        afterCatchingUp(then: then)
+    }
+
+    /// Runs `then` once this instance has read what other instances committed before the call
+    /// (``ChangeFeed/caughtUp()``), so what it answers is what the store knows — an environment
+    /// created or deleted through another instance a moment ago included (`GET /environments`,
+    /// an unknown name). Cheap: waiting requests share the change feed's one read at a time (an
+    /// empty page when nothing is new), at most ``maxWaiting`` wait (beyond, and after
+    /// ``catchUpDeadline``, `then` runs as things stand).
+    func afterCatchingUp(then: @escaping @MainActor () -> Void) {
+        guard let catchUp, waiting < Self.maxWaiting else { return then() }
         waiting += 1
         var answered = false
         let answer: @MainActor () -> Void = { [weak self] in

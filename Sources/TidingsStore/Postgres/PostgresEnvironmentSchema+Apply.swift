@@ -3,7 +3,8 @@ extension PostgresEnvironmentSchema {
     /// As `tidings_apply_v2`, in the write's environment (`n`, default `default`), which must
     /// exist unless the write creates it (TD404E). More operations: `create` (`f`: copied
     /// from, `l`: the most environments; TD409E it exists, TD409M too many) and `delete`
-    /// (TD409D for `default`; its rows go, its history rows become erased rows). Change tuples
+    /// (TD409D for `default`; its rows go, its history rows become erased rows, its pending
+    /// schedules are cancelled — since version 7, which creates the schedule table). Change tuples
     /// are `[revision, kind, op, subject, value, before, at, environment]`.
     static let applyFunction = """
         CREATE OR REPLACE FUNCTION tidings_apply_v3(w jsonb, rev bigint, at bigint)
@@ -144,6 +145,8 @@ extension PostgresEnvironmentSchema {
                     DELETE FROM checkpoint k WHERE k.environment = env;
                     DELETE FROM history_base b WHERE b.environment = env;
                     DELETE FROM environment e WHERE e.name = env;
+                    UPDATE schedule s SET state = 'cancelled', finished_at = tidings_apply_v3.at, holder = NULL, claimed_until = NULL
+                     WHERE s.environment = env AND s.state = 'pending';
                     rev := rev + 1;
                     n := 32 + meta_bytes + octet_length(convert_to(env, 'UTF8'));
                     INSERT INTO change (revision, kind, op, subject, value, bytes, at, actor, reason, before, environment)

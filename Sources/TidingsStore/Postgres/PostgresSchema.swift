@@ -5,7 +5,10 @@
 /// (``PostgresHistorySchema``); version 4 gives the database its identity (`meta.identity`, a
 /// random UUID written once, so an instance notices a re-created or replaced database); version 5
 /// counts checkpoints against the history's bytes (`tidings_commit_v2` replaced in place); version 6 is
-/// environments (``PostgresEnvironmentSchema``). A build refuses a database whose
+/// environments (``PostgresEnvironmentSchema``); version 7 creates the schedule table with the
+/// schema (it was created by the first schedule call) so that `tidings_apply_v3`, replaced in
+/// place, cancels a deleted environment's pending schedules in the delete's transaction; version 8
+/// keeps server-wide secrets (`server_secret`, ``ServerSecretStore``: the stream tickets' key). A build refuses a database whose
 /// version is newer than its own, so an older build never runs against functions it does not
 /// know.
 ///
@@ -22,7 +25,7 @@
 ///   ``PostgresBatch``).
 enum PostgresSchema {
     /// The version this build creates and understands.
-    static let version = 6
+    static let version = 8
     /// Taken around migrations, so instances starting together migrate one at a time.
     static let migrationLockKey: Int64 = 0x7469_6469_6E67_7331  // "tidings1"
     /// The LISTEN/NOTIFY channel every commit notifies with its last revision.
@@ -46,7 +49,19 @@ enum PostgresSchema {
 
     /// Versions 5 (checkpoints count against the history's bytes: the history functions
     /// replaced in place) and 6 (environments, ``PostgresEnvironmentSchema``).
-    static let fromVersion4: [String] = PostgresHistorySchema.functions + PostgresEnvironmentSchema.statements
+    static let fromVersion4: [String] = PostgresHistorySchema.functions + PostgresEnvironmentSchema.statements + fromVersion6
+
+    /// Version 7: the schedule table (as ``PostgresStore`` creates it, idempotently) and
+    /// `tidings_apply_v3` again, now cancelling a deleted environment's pending schedules (same
+    /// name and signature: an instance of the version-6 build still running keeps working).
+    static let fromVersion6: [String] = [PostgresStore.scheduleTable, PostgresStore.scheduleIndex,
+                                         PostgresEnvironmentSchema.applyFunction] + fromVersion7
+
+    /// Version 8: server-wide secrets, one row each (hex text), made by the first instance that
+    /// asks (``PostgresStore/streamTicketSecret()``).
+    static let fromVersion7: [String] = [
+        "CREATE TABLE IF NOT EXISTS server_secret (name text PRIMARY KEY, value text NOT NULL)",
+    ]
 
     /// Version 4: the identity, written once (a restore of this database's own dump brings its
     /// identity back with it; a new or another database has another one).

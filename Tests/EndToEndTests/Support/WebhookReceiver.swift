@@ -10,6 +10,9 @@ final class WebhookReceiver {
     let port: Int
     private let child: SpawnedProcess
     private let output: URL
+    /// Where `file(_:)` writes `--webhooks` files: one directory per receiver, removed by `stop()`
+    /// (the tests stop the receiver in a teardown block), so a run leaves no files behind.
+    private let directory: URL
 
     /// One delivery attempt as the receiver saw it.
     struct Attempt {
@@ -27,7 +30,9 @@ final class WebhookReceiver {
     init() throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../webhooks/receiver.py").standardized.path
-        output = FileManager.default.temporaryDirectory.appendingPathComponent("webhook-receiver-\(UUID().uuidString).log")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("webhook-receiver-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        output = directory.appendingPathComponent("receiver.log")
         child = try SpawnedProcess("/usr/bin/env", ["python3", script, secret], output: output.path)
         var port: Int?
         let deadline = Date().addingTimeInterval(15)
@@ -42,6 +47,7 @@ final class WebhookReceiver {
         guard let port else {
             let log = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
             child.kill()
+            try? FileManager.default.removeItem(at: directory)
             throw NSError(domain: "WebhookReceiver", code: 1, userInfo: [NSLocalizedDescriptionKey: "receiver did not start: \(log)"])
         }
         self.port = port
@@ -54,7 +60,7 @@ final class WebhookReceiver {
             child.kill()
             _ = child.wait(timeout: 5)
         }
-        try? FileManager.default.removeItem(at: output)
+        try? FileManager.default.removeItem(at: directory)
     }
 
     func url(for hook: String) -> String { "http://127.0.0.1:\(port)/hook/\(hook)" }
@@ -88,12 +94,13 @@ final class WebhookReceiver {
         return JSONValue.parse(reply.body)?["maxInFlight"]?[hook]?.intValue ?? 0
     }
 
-    /// A `--webhooks` file with `hooks` (`name` → extra members), written to a fresh temporary path.
+    /// A `--webhooks` file with `hooks` (`name` → extra members), written to a fresh path in the
+    /// receiver's directory (removed with it by `stop()`).
     func file(_ hooks: [(name: String, extra: [String: Any])]) throws -> URL {
         let entries: [[String: Any]] = hooks.map { hook in
             ["name": hook.name, "url": url(for: hook.name), "secret": secret].merging(hook.extra) { $1 }
         }
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("webhooks-\(UUID().uuidString).json")
+        let path = directory.appendingPathComponent("webhooks-\(UUID().uuidString).json")
         try JSONSerialization.data(withJSONObject: entries).write(to: path)
         return path
     }

@@ -93,3 +93,100 @@ extension ChangeStoreConformance {
         XCTAssertEqual(final.map(\.revision), [1, 2])
     }
 }
+
+/// Deleting an environment cancels its pending schedules in the delete's own commit — claimed
+/// ones too — on every instance of the store, and leaves every other environment's alone; one
+/// created again under the same name does not bring them back.
+extension ChangeStoreConformance {
+    static func deletingAnEnvironmentCancelsItsPendingSchedules(_ maker: some ChangeStoreMaker) async throws {
+        let database = try maker.newDatabase()
+        let openedA = try await maker.open(database, limits: ChangeStoreLimits())
+        let openedB = try await maker.open(database, limits: ChangeStoreLimits())
+        let a = try XCTUnwrap(openedA as? any ChangeStore & ScheduleStore)
+        let b = try XCTUnwrap(openedB as? any ChangeStore & ScheduleStore)
+        func create(_ name: String) -> StoreWrite { StoreWrite([.createEnvironment(copiedFrom: nil, limit: 64)], environment: name) }
+        let delete = StoreWrite([.deleteEnvironment], environment: "staging")
+
+        // Before any schedule was ever made on this database: deleting still works.
+        _ = try await a.commit(create("staging"))
+        _ = try await b.commit(delete)
+
+        _ = try await a.commit(create("staging"))
+        let (claimed, later, kept, applied) = ("00000000000000a1", "00000000000000a2", "00000000000000a3", "00000000000000a4")
+        for (id, environment, at) in [(claimed, "staging", 100), (later, "staging", 5_000_000_000), (kept, "default", 5_000_000_000),
+                                      (applied, "staging", 100)] as [(String, String, Int64)] {
+            try await a.createSchedule(StoredSchedule(id: id, environment: environment, at: at, body: "{}", createdBy: "api", createdAt: 0),
+                                       limits: ScheduleLimits())
+        }
+        let due = try await a.claimDueSchedules(now: 200, holder: "A", leaseMicroseconds: 60_000_000, limit: 10)
+        XCTAssertEqual(Set(due.map(\.id)), [claimed, applied])
+        var write = StoreWrite([set("age", "3")], actor: "api", environment: "staging")
+        write.schedule = ScheduleCompletion(id: applied, holder: "A", late: false)
+        _ = try await a.commit(write)
+
+        // B deletes staging while A holds the claim on one of its schedules.
+        let deleted = try await b.commit(delete)
+        let deletedAt = try XCTUnwrap(deleted.first?.at)
+        for id in [claimed, later] {
+            let read = try await a.schedule(id: id)
+            XCTAssertEqual(read?.state, .cancelled, id)
+            XCTAssertEqual(read?.finishedAt, deletedAt, "cancelled by the delete's own commit: \(id)")
+        }
+        let appliedRead = try await a.schedule(id: applied)
+        XCTAssertEqual(appliedRead?.state, .applied, "a finished schedule stays as it finished")
+        let keptRead = try await b.schedule(id: kept)
+        XCTAssertEqual(keptRead?.state, .pending, "another environment's schedule is left alone")
+
+        // A's claimed one can no longer be applied, nor finished as failed.
+        var late = StoreWrite([set("age", "4")], actor: "api", environment: "staging")
+        late.schedule = ScheduleCompletion(id: claimed, holder: "A", late: false)
+        do {
+            _ = try await a.commit(late)
+            XCTFail("a cancelled schedule's write was committed")
+        } catch {
+            XCTAssertTrue([StoreError.unknownEnvironment("staging"), .scheduleNotHeld(claimed)].contains(error as? StoreError), "\(error)")
+        }
+        let finished = try await a.finishSchedule(id: claimed, holder: "A", state: .failed, revision: nil, detail: "x", late: false,
+                                                  now: 300, limits: ScheduleLimits())
+        XCTAssertFalse(finished)
+
+        // Staging again, under the same name: nothing of the old one is pending or claimed.
+        _ = try await b.commit(create("staging"))
+        let reclaimed = try await b.claimDueSchedules(now: 6_000_000_000, holder: "B", leaseMicroseconds: 1_000, limit: 10)
+        XCTAssertEqual(reclaimed.map(\.id), [kept])
+        let pending = try await a.schedules(environment: "staging", state: .pending, after: nil, limit: 10)
+        XCTAssertEqual(pending, [])
+        let next = try await b.nextScheduleTime()
+        XCTAssertEqual(next, 5_000_000_000, "only default's schedule is still pending")
+        let history = try await a.changes(after: 0, limit: 20)
+        XCTAssertFalse(history.contains { $0.environment == "staging" && $0.kind == .preference(key: "age", json: "4") })
+
+        // A schedule made for an environment that is gone is refused, not stored.
+        _ = try await a.commit(delete)
+        do {
+            try await a.createSchedule(StoredSchedule(id: "00000000000000b0", environment: "staging", at: 5_000_000_000, body: "{}",
+                                                      createdBy: "api", createdAt: 0), limits: ScheduleLimits())
+            XCTFail("a schedule was stored for a deleted environment")
+        } catch {
+            XCTAssertEqual(error as? ScheduleStoreError, .unknownEnvironment("staging"))
+        }
+
+        // Made through one instance while another deletes the environment: either the schedule is
+        // refused or the delete cancels it — never pending in an environment that is gone.
+        for round in 1...12 {
+            let name = "race-\(round)"
+            _ = try await a.commit(create(name))
+            let id = String(format: "%016x", 0xc0 + round)
+            let schedule = StoredSchedule(id: id, environment: name, at: 5_000_000_000, body: "{}", createdBy: "api", createdAt: 0)
+            async let made: Void = a.createSchedule(schedule, limits: ScheduleLimits())
+            async let gone: [Change] = b.commit(StoreWrite([.deleteEnvironment], environment: name))
+            let refused: Bool
+            do { try await made; refused = false } catch ScheduleStoreError.unknownEnvironment { refused = true }
+            _ = try await gone
+            let stored = try await b.schedule(id: id)
+            XCTAssertEqual(stored?.state, refused ? nil : .cancelled, "round \(round)")
+        }
+        let stillPending = try await a.claimDueSchedules(now: 6_000_000_000, holder: "C", leaseMicroseconds: 1_000, limit: 100)
+        XCTAssertEqual(stillPending, [], "nothing pending anywhere: default's was claimed by B above")
+    }
+}

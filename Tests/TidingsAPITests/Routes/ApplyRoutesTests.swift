@@ -101,6 +101,28 @@ final class ApplyRoutesTests: XCTestCase {
         XCTAssertEqual(try server.get("/preferences/age").value?["value"], 5)
     }
 
+    /// `revision` is ignored, but the schema's `minimum: 0` and `integer` still hold: a negative or
+    /// fractional one, or one that is no number, is a 422 naming `revision`, in JSON and in YAML.
+    func test_a_revision_that_is_not_a_whole_number_from_0_is_a_422_naming_it() throws {
+        func refused(_ reply: HTTPReply, _ why: String) {
+            XCTAssertEqual(reply.status, 422, "\(why): \(reply.text)")
+            XCTAssertEqual(reply.header("Content-Type"), "application/problem+json", why)
+            XCTAssertEqual(reply.value?["errors"]?.arrayValue?.compactMap { $0["key"]?.stringValue }, ["revision"], why)
+        }
+        for revision: Any in [-1, 1.5, "3", [1], Int64.min] {
+            refused(try server.request("POST", "/apply", json: ["revision": revision, "preferences": ["age": 6]]), "JSON \(revision)")
+        }
+        for revision in ["-1", "1.5", "three", "'7'", "[1]"] {
+            refused(try server.request("POST", "/apply", contentType: "application/yaml", text: "revision: \(revision)\npreferences:\n  age: 6\n"),
+                    "YAML \(revision)")
+        }
+        XCTAssertEqual(try server.currentRevision(), 0, "nothing was written")
+        XCTAssertEqual(try server.request("POST", "/apply", json: ["revision": 0, "preferences": ["age": 6]]).status, 200)
+        XCTAssertEqual(try server.request("POST", "/apply", json: ["revision": NSNull(), "preferences": ["age": 7]]).status, 200)
+        XCTAssertEqual(try server.request("POST", "/apply", contentType: "application/yaml", text: "revision: 99\npreferences:\n  age: 8\n").status, 200)
+        XCTAssertEqual(try server.get("/preferences/age").value?["value"], 8)
+    }
+
     func test_If_Match_applies_only_at_the_named_global_revision() throws {
         XCTAssertEqual(try server.put("age", 9).status, 200)
         let stale = try server.request("POST", "/apply", headers: ["If-Match": "\"0\""], json: ["preferences": ["age": 1]])

@@ -202,7 +202,7 @@ final class ScheduleRoutesTests: XCTestCase {
         }
     }
 
-    func test_a_schedule_whose_environment_was_deleted_and_made_again_fails_and_a_rollback_applies_in_its_own() throws {
+    func test_a_schedule_whose_environment_was_deleted_is_cancelled_with_it_and_a_rollback_applies_in_its_own() throws {
         let server = try server()
         defer { server.stop() }
         XCTAssertEqual(try server.request("PUT", "/environments/staging").status, 201)
@@ -220,12 +220,17 @@ final class ScheduleRoutesTests: XCTestCase {
         XCTAssertEqual(try server.get("/environments/staging/preferences/age").value?["value"], 30)
         XCTAssertEqual(try server.get("/preferences/age").value?["value"], 40)
 
-        // Deleted and made again before the second is due: that one is another environment's now.
+        // Deleted before the second is due: the delete cancels it, and making staging again
+        // does not bring it back — it is not applied, and does not fail, when its time comes.
         XCTAssertEqual(try server.request("DELETE", "/environments/staging").status, 200)
+        XCTAssertEqual(try server.get("/environments/staging/schedules/\(orphanID)").status, 404, "no staging, no schedules of it")
         XCTAssertEqual(try server.request("PUT", "/environments/staging").status, 201)
-        XCTAssertTrue(try server.wait { try server.get("/environments/staging/schedules/\(orphanID)").value?["state"] == "failed" })
-        let failed = try XCTUnwrap(try server.get("/environments/staging/schedules/\(orphanID)").value)
-        XCTAssertEqual(failed["detail"]?.stringValue, #"The environment "staging" was deleted and created again after the schedule was made."#)
+        let cancelled = try XCTUnwrap(try server.get("/environments/staging/schedules/\(orphanID)").value)
+        XCTAssertEqual(cancelled["state"], "cancelled")
+        XCTAssertNotNil(cancelled["finishedAt"])
+        XCTAssertEqual(try server.get("/environments/staging/schedules?state=pending").value?["schedules"]?.arrayValue?.count, 0)
+        XCTAssertFalse(try server.wait(timeout: 2.5) { try server.get("/environments/staging/schedules/\(orphanID)").value?["state"] != "cancelled" })
         XCTAssertEqual(try server.get("/environments/staging/preferences/age").value?["value"], 5)
+        XCTAssertEqual(try server.get("/environments/staging/history").value?["changes"]?.arrayValue?.count, 0, "nothing was written in it")
     }
 }
