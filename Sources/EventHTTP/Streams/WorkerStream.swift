@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc  // SHUT_WR: a release build (whole module) does not see it through Foundation
+#endif
 
 /// One event stream's socket and output queue, owned by a `StreamWorker`.
 ///
