@@ -1,7 +1,5 @@
+internal import CLibevent  // SHUT_WR, as Connection.swift sees it (a release build does not find it through Foundation)
 import Foundation
-#if canImport(Glibc)
-import Glibc  // SHUT_WR: a release build (whole module) does not see it through Foundation
-#endif
 
 /// One event stream's socket and output queue, owned by a `StreamWorker`.
 ///
