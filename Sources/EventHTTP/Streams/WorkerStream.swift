@@ -1,3 +1,4 @@
+internal import CLibevent
 import Foundation
 
 /// One event stream's socket and output queue, owned by a `StreamWorker`.
