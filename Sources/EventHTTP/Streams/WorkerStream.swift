@@ -1,4 +1,4 @@
-internal import CLibevent  // SHUT_WR, as Connection.swift sees it (a release build does not find it through Foundation)
+internal import CLibevent
 import Foundation
 
 /// One event stream's socket and output queue, owned by a `StreamWorker`.
