@@ -128,6 +128,9 @@ struct OFREPBodyScan {
         // This object's names are `names[first..<openNames]`; they go when it ends, however it ends.
         defer { openNames = first }
         var verdict = Verdict.evaluation
+        // One bit per name seen (of 128, chosen by the fingerprint's top bits): a name whose bit
+        // is clear cannot have been seen, so most names skip the pairwise comparison.
+        var seenBits: (low: UInt64, high: UInt64) = (0, 0)
         skipSpace()
         if at < count, bytes[at] == UInt8(ascii: "}") { at += 1; return verdict }
         while true {
@@ -137,15 +140,21 @@ struct OFREPBodyScan {
             guard string(name: true) else { return nil }
             let name = Name(start: Int32(truncatingIfNeeded: start), count: Int32(truncatingIfNeeded: at - 1 - start),
                             fingerprint: fingerprint(start, at - 1 - start))
-            var seen = first
-            while seen < openNames {
-                if names[seen].fingerprint == name.fingerprint, same(names[seen], name) {
-                    // Named twice: the full reading says so in its own words.
-                    unsure = true
-                    return nil
+            let slot = name.fingerprint >> 57
+            let bit: UInt64 = 1 << (slot & 63)
+            let maybeSeen = slot < 64 ? seenBits.low & bit != 0 : seenBits.high & bit != 0
+            if maybeSeen {
+                var seen = first
+                while seen < openNames {
+                    if names[seen].fingerprint == name.fingerprint, same(names[seen], name) {
+                        // Named twice: the full reading says so in its own words.
+                        unsure = true
+                        return nil
+                    }
+                    seen += 1
                 }
-                seen += 1
             }
+            if slot < 64 { seenBits.low |= bit } else { seenBits.high |= bit }
             guard openNames - first < Self.maxMembers, openNames < Self.maxOpenNames else { unsure = true; return nil }
             names[openNames] = name
             openNames += 1
@@ -204,25 +213,29 @@ struct OFREPBodyScan {
     private static let ones: UInt64 = 0x0101_0101_0101_0101
     private static let highs: UInt64 = 0x8080_8080_8080_8080
 
-    /// Whether any byte of `word` needs a look of its own inside a string: a quote, a backslash,
-    /// a control byte (< 0x20) or a non-ASCII byte. May say yes for a plain byte that follows one
-    /// that does (borrows carry upwards); never says no for one that does.
+    /// The high bit of each byte of `word` (bytes in memory order, the first lowest) that needs a
+    /// look of its own inside a string: a quote, a backslash, a control byte (< 0x20) or a
+    /// non-ASCII byte. A byte above one that does may be marked too (borrows carry upwards), but
+    /// the lowest mark is always exact: below the first such byte nothing borrows.
     @inline(__always)
-    private static func needsLook(_ word: UInt64) -> Bool {
+    private static func lookMask(_ word: UInt64) -> UInt64 {
         func zeroByte(_ value: UInt64) -> UInt64 { (value &- ones) & ~value }
         let quote = zeroByte(word ^ (ones &* UInt64(UInt8(ascii: "\""))))
         let backslash = zeroByte(word ^ (ones &* UInt64(UInt8(ascii: "\\"))))
         let control = (word &- ones &* 0x20) & ~word
-        return (quote | backslash | control | word) & highs != 0
+        return (quote | backslash | control | word) & highs
     }
 
     /// A string at `at` (its opening quote); plain ASCII only, no escapes in a member name.
     private mutating func string(name: Bool) -> Bool {
         at += 1
         while true {
-            // Eight plain bytes at a time; the byte that stops it is read below.
-            while at + 8 <= count, !Self.needsLook(UnsafeRawPointer(bytes + at).loadUnaligned(as: UInt64.self)) {
-                at += 8
+            // Eight plain bytes at a time, then straight to the first byte that needs a look (read below).
+            while at + 8 <= count {
+                let mask = Self.lookMask(UInt64(littleEndian: UnsafeRawPointer(bytes + at).loadUnaligned(as: UInt64.self)))
+                if mask == 0 { at += 8; continue }
+                at += mask.trailingZeroBitCount >> 3
+                break
             }
             guard at < count else { return false }
             let byte = bytes[at]
