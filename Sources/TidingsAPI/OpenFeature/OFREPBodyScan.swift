@@ -73,8 +73,17 @@ struct OFREPBodyScan {
         // Another kind of document (or none) is left to the full reading and its own words.
         guard at < count, bytes[at] == UInt8(ascii: "{") else { return .unsure }
         guard let shape = value(depth: 0, role: .top), atEnd() else { return unsure ? .unsure : .malformed }
-        return unsure ? .unsure : shape
+        if unsure { return .unsure }
+        switch shape {
+        case .evaluation: return .evaluation
+        case .contextNotObject: return .notEvaluation("'context' must be a JSON object.")
+        case .targetingKeyNotString: return .notEvaluation("'context.targetingKey' must be a string.")
+        }
     }
+
+    /// A well-formed value's verdict on the shape of an evaluation request (a plain enum: the scan
+    /// compares and returns it per member, and a payload would be retained and released each time).
+    private enum Shape { case evaluation, contextNotObject, targetingKeyNotString }
 
     /// Which object is being read: the body, its `context`, or anything else.
     private enum Role { case top, context, ignored }
@@ -96,7 +105,7 @@ struct OFREPBodyScan {
 
     /// Reads one value; nil when malformed (or unsure: then `unsure` is set). For the body and its
     /// context, the verdict on their shape.
-    private mutating func value(depth: Int, role: Role) -> Verdict? {
+    private mutating func value(depth: Int, role: Role) -> Shape? {
         guard depth < Self.maxDepth else { unsure = true; return nil }
         skipSpace()
         guard at < count else { return nil }
@@ -122,12 +131,12 @@ struct OFREPBodyScan {
         }
     }
 
-    private mutating func object(depth: Int, role: Role) -> Verdict? {
+    private mutating func object(depth: Int, role: Role) -> Shape? {
         at += 1
         let first = openNames
         // This object's names are `names[first..<openNames]`; they go when it ends, however it ends.
         defer { openNames = first }
-        var verdict = Verdict.evaluation
+        var verdict = Shape.evaluation
         // One bit per name seen (of 128, chosen by the fingerprint's top bits): a name whose bit
         // is clear cannot have been seen, so most names skip the pairwise comparison.
         var seenBits: (low: UInt64, high: UInt64) = (0, 0)
@@ -167,10 +176,10 @@ struct OFREPBodyScan {
             let isContext = role == .top && isName(name, "context")
             guard let child = value(depth: depth + 1, role: isContext ? .context : .ignored) else { return nil }
             if isContext, verdict == .evaluation {
-                if valueStart != UInt8(ascii: "{") { verdict = .notEvaluation("'context' must be a JSON object.") } else { verdict = child }
+                verdict = valueStart != UInt8(ascii: "{") ? .contextNotObject : child
             }
             if role == .context, verdict == .evaluation, valueStart != UInt8(ascii: "\""), isName(name, "targetingKey") {
-                verdict = .notEvaluation("'context.targetingKey' must be a string.")
+                verdict = .targetingKeyNotString
             }
             skipSpace()
             guard at < count else { return nil }
@@ -198,7 +207,11 @@ struct OFREPBodyScan {
     private func fingerprint(_ start: Int, _ length: Int) -> UInt64 {
         let head = word(start, length)
         let tail = length > 8 ? word(start + length - 8, 8) : 0
-        return (head &* 0x9E37_79B9_7F4A_7C15) ^ (tail &+ UInt64(length) &* 0xC2B2_AE3D_27D4_EB4F)
+        // Mixed so that every bit depends on every byte: the filter in `object` reads the top bits,
+        // and names like `attribute01`…`attribute24` differ only in their last byte.
+        var mixed = (head &* 0x9E37_79B9_7F4A_7C15) ^ (tail &+ UInt64(length) &* 0xC2B2_AE3D_27D4_EB4F)
+        mixed = (mixed ^ (mixed >> 32)) &* 0xD6E8_FEB8_6659_FD93
+        return mixed ^ (mixed >> 32)
     }
 
     private func isName(_ name: Name, _ text: StaticString) -> Bool {
