@@ -115,12 +115,14 @@ pg_counters() {
 # pg_waits DB SECONDS : what the database's other client backends wait on, sampled every
 # 20 ms by one session (a loop inside the server, so sampling costs no process per sample).
 pg_waits() {
-    psql_ -d "$1" -c "DO \$\$ DECLARE stop timestamptz := clock_timestamp() + interval '$2 seconds'; BEGIN
+    psql_ -d "$1" -c "DO \$\$ DECLARE stop timestamptz := clock_timestamp() + interval '$2 seconds'; found_rows bigint; BEGIN
         CREATE TEMP TABLE w (e text);
         WHILE clock_timestamp() < stop LOOP
             PERFORM pg_stat_clear_snapshot();
             INSERT INTO w SELECT COALESCE(wait_event_type || ':' || wait_event, 'running') FROM pg_stat_activity
              WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid() AND state = 'active';
+            GET DIAGNOSTICS found_rows = ROW_COUNT;
+            IF found_rows = 0 THEN INSERT INTO w VALUES ('none active'); END IF;
             PERFORM pg_sleep(0.02);
         END LOOP;
         RAISE NOTICE 'WAITS %', (SELECT string_agg(e || ' ' || n, ', ' ORDER BY n DESC)

@@ -7,7 +7,9 @@
 /// counts checkpoints against the history's bytes (`tidings_commit_v2` replaced in place); version 6 is
 /// environments (``PostgresEnvironmentSchema``); version 7 creates the schedule table with the
 /// schema (it was created by the first schedule call) so that `tidings_apply_v3`, replaced in
-/// place, cancels a deleted environment's pending schedules in the delete's transaction. A build refuses a database whose
+/// place, cancels a deleted environment's pending schedules in the delete's transaction; version 8
+/// commits a batch of plain sets in three statements (`tidings_sets_v1`, `tidings_commit_v3`
+/// replaced in place). A build refuses a database whose
 /// version is newer than its own, so an older build never runs against functions it does not
 /// know.
 ///
@@ -24,7 +26,7 @@
 ///   ``PostgresBatch``).
 enum PostgresSchema {
     /// The version this build creates and understands.
-    static let version = 7
+    static let version = 8
     /// Taken around migrations, so instances starting together migrate one at a time.
     static let migrationLockKey: Int64 = 0x7469_6469_6E67_7331  // "tidings1"
     /// The LISTEN/NOTIFY channel every commit notifies with its last revision.
@@ -54,7 +56,12 @@ enum PostgresSchema {
     /// `tidings_apply_v3` again, now cancelling a deleted environment's pending schedules (same
     /// name and signature: an instance of the version-6 build still running keeps working).
     static let fromVersion6: [String] = [PostgresStore.scheduleTable, PostgresStore.scheduleIndex,
-                                         PostgresEnvironmentSchema.applyFunction]
+                                         PostgresEnvironmentSchema.applyFunction] + fromVersion7
+
+    /// Version 8: the batch-of-sets path (``PostgresEnvironmentSchema/setsFunction``) and the
+    /// commit function that takes it, replaced in place (same name and signature: an instance
+    /// of the version-7 build still running keeps working).
+    static let fromVersion7: [String] = [PostgresEnvironmentSchema.setsFunction, PostgresEnvironmentSchema.commitFunction]
 
     /// Version 4: the identity, written once (a restore of this database's own dump brings its
     /// identity back with it; a new or another database has another one).
