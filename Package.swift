@@ -164,6 +164,7 @@ let package = Package(
         // The API's logic in-process: the change path, the write pipeline; no binary, no port.
         .testTarget(name: "TidingsAPITests", dependencies: [
             "TidingsAPI", "TidingsModel", "TidingsStore", "Observing", "EventHTTP", "TestFixtures", "TidingsTesting",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "Logging", package: "swift-log"),

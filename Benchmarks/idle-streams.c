@@ -1,16 +1,24 @@
 /* idle-streams: holds N idle SSE streams open on a server and measures what they cost it.
  *
  *   idle-streams -p PORT -P SERVER_PID [-H 127.0.0.1] [-n 15000] [-d 60] [-c 500] [-T 120]
- *                [-u /preferences/name/events] [-t TOKEN]
+ *                [-b 10] [-u /preferences/name/events] [-t TOKEN]
  *
- * Opens -n streams (at most -c connecting at once, within -T seconds), waits until every one has
- * its first bytes (the snapshot), settles 2 s, then holds them for -d seconds reading and dropping
- * whatever comes (heartbeats). Reported, for the server (-P) over the hold:
- *   - CPU seconds (utime+stime from /proc/PID/stat) per stream per second, in microseconds;
- *   - VmRSS growth from before the first connect, per stream;
- *   - kernel memory of the TCP sockets both ends hold (the TCP, sock_inode and epoll slabs from
- *     /proc/slabinfo when readable, and socket buffer pages from /proc/net/sockstat), per stream,
- *     halved: a loopback stream is two sockets, one of them this client's;
+ * First measures the server's CPU with no stream for -b seconds (what it spends on its own
+ * clocks, whatever the number of streams). Then opens -n streams (at most -c connecting at once,
+ * within -T seconds), waits until every one has its first bytes (the snapshot), settles 2 s,
+ * then holds them for -d seconds reading and dropping whatever comes (heartbeats). Reported, for
+ * the server (-P) over the hold:
+ *   - CPU seconds (utime+stime from /proc/PID/stat) per stream per second, in microseconds —
+ *     all of it, the idle server's own share included (printed apart too);
+ *   - VmRSS growth from before the first connect, per stream, at the start of the hold and at
+ *     its end (after the heartbeats: the figure reported);
+ *   - kernel memory of each TCP socket: every object a socket holds (its TCP sock, socket inode,
+ *     file, dentry, and its epoll item and wait entry), and socket buffer pages from
+ *     /proc/net/sockstat. The TCP, sock_inode and epoll-item slabs are measured (their growth in
+ *     /proc/slabinfo, halved: a loopback stream is two sockets, one of them this client's, each
+ *     in an epoll set); the file, dentry and epoll wait entry are counted at their slab object
+ *     size, one each per socket, because builds on a shared machine move those caches by more
+ *     than 15,000 sockets do (their measured growth is printed beside, as a check);
  *   - heartbeat bytes received, so the run shows the server was beating.
  * One `RESULT key=value ...` line at the end. Exit 0 when every stream stayed open.
  *
@@ -40,6 +48,7 @@ static int o_window = 500;
 static int o_open_timeout_s = 120;
 static const char *o_path = "/preferences/name/events";
 static const char *o_token = NULL;
+static int o_baseline_s = 10;
 
 struct conn { int fd; int state; /* 0 unused, 1 connecting, 2 sent, 3 holding, 4 closed */ long rx; };
 
@@ -101,6 +110,35 @@ static long long slab_bytes(void) {
     return total;
 }
 
+/* One slab's active objects and object size from /proc/slabinfo (0 and 0 when absent). */
+static void slab_entry(const char *wanted, long *active_out, long *size_out) {
+    *active_out = 0;
+    *size_out = 0;
+    FILE *f = fopen("/proc/slabinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char name[64];
+        long active, num, size;
+        if (sscanf(line, "%63s %ld %ld %ld", name, &active, &num, &size) != 4) continue;
+        if (!strcmp(name, wanted)) { *active_out = active; *size_out = size; break; }
+    }
+    fclose(f);
+}
+
+/* The slab object size of a cache that may be merged into another (so absent from slabinfo
+ * under its own name): /sys/kernel/slab/NAME/slab_size, else `fallback`. */
+static long merged_slab_size(const char *name, long fallback) {
+    char path[128];
+    snprintf(path, sizeof path, "/sys/kernel/slab/%s/slab_size", name);
+    FILE *f = fopen(path, "r");
+    if (!f) return fallback;
+    long size = fallback;
+    if (fscanf(f, "%ld", &size) != 1) size = fallback;
+    fclose(f);
+    return size;
+}
+
 /* TCP socket buffer memory in bytes from /proc/net/sockstat ("TCP: ... mem PAGES"). */
 static long long sockstat_bytes(void) {
     FILE *f = fopen("/proc/net/sockstat", "r");
@@ -124,7 +162,7 @@ static void raise_nofile(void) {
 
 int main(int argc, char **argv) {
     int opt;
-    while ((opt = getopt(argc, argv, "H:p:P:n:d:c:T:u:t:")) != -1) {
+    while ((opt = getopt(argc, argv, "H:p:P:n:d:c:T:u:t:b:")) != -1) {
         switch (opt) {
         case 'H': o_host = optarg; break;
         case 'p': o_port = atoi(optarg); break;
@@ -135,6 +173,7 @@ int main(int argc, char **argv) {
         case 'T': o_open_timeout_s = atoi(optarg); break;
         case 'u': o_path = optarg; break;
         case 't': o_token = optarg; break;
+        case 'b': o_baseline_s = atoi(optarg); break;
         default: fprintf(stderr, "usage: see the comment at the top of idle-streams.c\n"); return 2;
         }
     }
@@ -147,8 +186,18 @@ int main(int argc, char **argv) {
         "GET %s HTTP/1.1\r\nHost: %s:%d\r\nAccept: text/event-stream\r\n%s%s%s\r\n", o_path, o_host, o_port,
         o_token ? "Authorization: Bearer " : "", o_token ? o_token : "", o_token ? "\r\n" : "");
 
+    /* The idle server, before any stream: its own clocks (store polling, sweeps). */
+    double idle_cpu_ms_per_s = -1;
+    if (o_baseline_s > 0) {
+        double c0 = proc_cpu_s(o_pid), w0 = now_s();
+        sleep(o_baseline_s);
+        idle_cpu_ms_per_s = (proc_cpu_s(o_pid) - c0) * 1e3 / (now_s() - w0);
+    }
     long rss_before = proc_rss_kib(o_pid);
     long long slab_before = slab_bytes(), sock_before = sockstat_bytes();
+    long filp_before, dentry_before, filp_size, dentry_size;
+    slab_entry("filp", &filp_before, &filp_size);
+    slab_entry("dentry", &dentry_before, &dentry_size);
     struct conn *conns = calloc(o_streams, sizeof *conns);
     int ep = epoll_create1(0);
     struct epoll_event events[1024];
@@ -211,6 +260,7 @@ int main(int argc, char **argv) {
     double cpu0 = 0, t0 = 0;
     long rss_held = 0;
     long long slab_held = 0, sock_held = 0;
+    long filp_held = 0, dentry_held = 0, unused_size;
     int measuring = 0;
     double end = settle_end + o_hold_s;
     while (now_s() < end) {
@@ -221,6 +271,8 @@ int main(int argc, char **argv) {
             rss_held = proc_rss_kib(o_pid);
             slab_held = slab_bytes();
             sock_held = sockstat_bytes();
+            slab_entry("filp", &filp_held, &unused_size);
+            slab_entry("dentry", &dentry_held, &unused_size);
         }
         int n = epoll_wait(ep, events, 1024, 200);
         for (int i = 0; i < n; i++) {
@@ -233,24 +285,45 @@ int main(int argc, char **argv) {
         }
     }
     double cpu1 = proc_cpu_s(o_pid), t1 = now_s();
+    long rss_end = proc_rss_kib(o_pid);
     double seconds = t1 - t0;
     int n = holding > 0 ? holding : 1;
     double us_per_stream_s = (cpu1 - cpu0) * 1e6 / seconds / n;
-    double rss_kib_per_stream = (double)(rss_held - rss_before) / n;
+    double idle_us_per_stream_s = idle_cpu_ms_per_s >= 0 ? idle_cpu_ms_per_s * 1e3 / n : -1;
+    double rss_kib_per_stream_start = (double)(rss_held - rss_before) / n;
+    double rss_kib_per_stream = (double)(rss_end - rss_before) / n;
     double slab_per_stream = slab_before >= 0 && slab_held >= 0 ? (double)(slab_held - slab_before) / n / 2 : -1;
     double sock_per_stream = sock_before >= 0 && sock_held >= 0 ? (double)(sock_held - sock_before) / n / 2 : -1;
+    /* One file, one dentry and one epoll wait entry per socket, at their slab object size. */
+    long pwq_listed, pwq_size;
+    slab_entry("eventpoll_pwq", &pwq_listed, &pwq_size);
+    /* Listed under its own name: slab_bytes() measured it already. */
+    pwq_size = pwq_size > 0 ? 0 : merged_slab_size("eventpoll_pwq", 64);
+    double model_per_stream = filp_size > 0 && dentry_size > 0 ? (double)(filp_size + dentry_size + pwq_size) : -1;
+    double filp_measured = filp_size > 0 ? (double)(filp_held - filp_before) * filp_size / n / 2 : -1;
+    double dentry_measured = dentry_size > 0 ? (double)(dentry_held - dentry_before) * dentry_size / n / 2 : -1;
     printf("idle streams held: %d for %.1f s (%d failed, %d closed while held)\n", holding, seconds, failed, closed);
-    printf("server CPU: %.3f s over the hold = %.3f us per stream per second\n", cpu1 - cpu0, us_per_stream_s);
-    printf("server RSS: %ld -> %ld KiB = %.2f KiB per stream\n", rss_before, rss_held, rss_kib_per_stream);
+    printf("server CPU: %.3f s over the hold = %.3f us per stream per second", cpu1 - cpu0, us_per_stream_s);
+    if (idle_cpu_ms_per_s >= 0)
+        printf(" (of which %.3f the server's own clocks: %.2f ms/s with no stream)", idle_us_per_stream_s, idle_cpu_ms_per_s);
+    printf("\n");
+    printf("server RSS: %ld -> %ld KiB at the start of the hold (%.2f KiB per stream), %ld KiB at its end = %.2f KiB per stream\n",
+           rss_before, rss_held, rss_kib_per_stream_start, rss_end, rss_kib_per_stream);
     if (slab_per_stream >= 0)
-        printf("kernel slabs (TCP, sock_inode, epoll), half of both ends: %.0f bytes per stream\n", slab_per_stream);
+        printf("kernel slabs measured (TCP, sock_inode, epoll item), half of both ends: %.0f bytes per stream\n", slab_per_stream);
     else
         printf("kernel slabs: /proc/slabinfo not readable\n");
+    if (model_per_stream >= 0)
+        printf("kernel objects counted by size (file %ld + dentry %ld + epoll wait entry %ld): %.0f bytes per stream"
+               " (measured growth, half of both ends: file %.0f, dentry %.0f)\n",
+               filp_size, dentry_size, pwq_size, model_per_stream, filp_measured, dentry_measured);
     printf("TCP socket buffers (sockstat mem), half of both ends: %.0f bytes per stream\n", sock_per_stream);
     printf("heartbeat bytes received over the hold: %lld (%.1f per stream)\n", rx_hold, (double)rx_hold / n);
-    printf("RESULT held=%d failed=%d closed=%d seconds=%.1f cpu_us_per_stream_s=%.3f rss_kib_per_stream=%.2f "
-           "slab_bytes_per_stream=%.0f sockbuf_bytes_per_stream=%.0f heartbeat_bytes=%lld\n",
-           holding, failed, closed, seconds, us_per_stream_s, rss_kib_per_stream, slab_per_stream, sock_per_stream, rx_hold);
+    printf("RESULT held=%d failed=%d closed=%d seconds=%.1f cpu_us_per_stream_s=%.3f idle_cpu_ms_per_s=%.3f "
+           "rss_kib_per_stream=%.2f rss_kib_per_stream_start=%.2f slab_bytes_per_stream=%.0f "
+           "slab_model_bytes_per_stream=%.0f sockbuf_bytes_per_stream=%.0f heartbeat_bytes=%lld\n",
+           holding, failed, closed, seconds, us_per_stream_s, idle_cpu_ms_per_s, rss_kib_per_stream,
+           rss_kib_per_stream_start, slab_per_stream, model_per_stream, sock_per_stream, rx_hold);
     for (int i = 0; i < opened; i++) if (conns[i].state != 4 && conns[i].fd > 0) close(conns[i].fd);
     return (failed == 0 && closed == 0) ? 0 : 1;
 }

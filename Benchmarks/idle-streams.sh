@@ -10,7 +10,8 @@
 # Each server holds BENCH_IDLE_STREAMS streams of `GET /preferences/name/events` from
 # `idle-streams` (Benchmarks/idle-streams.c, its own process and descriptors) for
 # BENCH_IDLE_SECONDS after they are all open. Goals: CPU ≤ 1 µs per stream per second; RSS +
-# kernel socket memory ≤ 0.3 × (10.9 KB + 4 KB) = 4.47 KB per stream.
+# kernel socket memory ≤ 0.3 × (10.9 KB + 4 KB) = 4.47 KB per stream. What is counted, and how
+# the kernel's share is split between the two ends on this machine: Benchmarks/idle-streams.c.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TIDINGS_BIN=${1:-${BENCH_TIDINGS_BIN:-$ROOT/.build/release/tidings}}
@@ -57,15 +58,20 @@ measure "tidings (heartbeat every 15 s)"
 TIDINGS=$RESULT
 stop
 
-kib() { awk -v r="$(field "$1" rss_kib_per_stream)" -v s="$(field "$1" slab_bytes_per_stream)" -v b="$(field "$1" sockbuf_bytes_per_stream)" \
-    'BEGIN { t = r * 1024 + (s > 0 ? s : 0) + (b > 0 ? b : 0); printf "%.2f", t / 1000 }'; }
-printf '\n%-30s %16s %14s %16s %14s\n' "idle stream, per stream" "CPU µs/s" "RSS KiB" "kernel B (slab+buf)" "total KB"
+kernel() {  # kernel bytes per stream: slabs measured + objects counted by size + socket buffers
+    awk -v s="$(field "$1" slab_bytes_per_stream)" -v m="$(field "$1" slab_model_bytes_per_stream)" -v b="$(field "$1" sockbuf_bytes_per_stream)" \
+        'BEGIN { printf "%.0f", (s > 0 ? s : 0) + (m > 0 ? m : 0) + (b > 0 ? b : 0) }'; }
+kib() { awk -v r="$(field "$1" rss_kib_per_stream)" -v k="$(kernel "$1")" 'BEGIN { printf "%.2f", (r * 1024 + k) / 1000 }'; }
+printf '\n%-30s %12s %14s %14s %12s\n' "idle stream, per stream" "CPU µs/s" "RSS KiB (end)" "kernel B" "total KB"
 for row in "tidings|$TIDINGS" "bare C evhttp|$BARE"; do
     label=${row%%|*}; r=${row#*|}
-    printf '%-30s %16s %14s %16s %14s\n' "$label" "$(field "$r" cpu_us_per_stream_s)" "$(field "$r" rss_kib_per_stream)" \
-        "$(( $(field "$r" slab_bytes_per_stream | cut -d. -f1) + $(field "$r" sockbuf_bytes_per_stream | cut -d. -f1) ))" "$(kib "$r")"
+    printf '%-30s %12s %14s %14s %12s\n' "$label" "$(field "$r" cpu_us_per_stream_s)" "$(field "$r" rss_kib_per_stream)" \
+        "$(kernel "$r")" "$(kib "$r")"
 done
-printf '%-30s %16s %14s %16s %14s\n' "Centrifugo (published, tuned)" "2.2" "10.6" "~4000" "14.9"
+printf '%-30s %12s %14s %14s %12s\n' "Centrifugo (published, tuned)" "2.2" "10.6" "~4000" "14.9"
+echo "kernel B = slabs measured (TCP, sock_inode, epoll item; half of both ends) + file, dentry and epoll"
+echo "wait entry at their object size + socket buffers (sockstat, half of both ends)."
+echo "tidings' idle server (no stream): $(field "$TIDINGS" idle_cpu_ms_per_s) ms of CPU per second; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 t_cpu=$(field "$TIDINGS" cpu_us_per_stream_s); t_kb=$(kib "$TIDINGS")
 echo "tidings ÷ Centrifugo: CPU $(awk -v a="$t_cpu" 'BEGIN { printf "%.2f", a / 2.2 }')×, memory $(awk -v a="$t_kb" 'BEGIN { printf "%.2f", a / 14.9 }')×"
 echo "goals: CPU ≤ 1 µs/s: $(awk -v a="$t_cpu" 'BEGIN { print (a <= 1) ? "met" : "missed" }');" \

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/epoll.h>
 
 #include <event2/event.h>
 #include <event2/buffer.h>
@@ -47,6 +48,17 @@ extern void _dispatch_main_queue_callback_4CF(void *msg);
 static inline int tidings_errno(void) { return errno; }
 static inline int tidings_ioctl_outq(int fd, int *pending) { return ioctl(fd, TIOCOUTQ, pending); }
 static inline long tidings_gettid(void) { return syscall(SYS_gettid); }
+// `struct epoll_event` is packed on x86-64: these take and give its two fields as plain values.
+static inline int tidings_epoll_ctl(int set, int op, int fd, unsigned int events, unsigned long long data) {
+    struct epoll_event event = { .events = events, .data = { .u64 = data } };
+    return epoll_ctl(set, op, fd, &event);
+}
+static inline int tidings_epoll_wait(int set, unsigned int *events, unsigned long long *data, int capacity) {
+    struct epoll_event ready[capacity];
+    int count = epoll_wait(set, ready, capacity, 0);
+    for (int index = 0; index < count; index++) { events[index] = ready[index].events; data[index] = ready[index].data.u64; }
+    return count;
+}
 static inline long tidings_sched_getaffinity(size_t size, unsigned long *mask) {
     return syscall(SYS_sched_getaffinity, 0, size, mask);
 }

@@ -31,6 +31,10 @@ extension SQLiteStore: ScheduleStore {
 
     public func createSchedule(_ schedule: StoredSchedule, limits: ScheduleLimits) async throws {
         try await scheduleWrite { db in
+            // In the write lock's transaction: a delete of the environment commits before or after, never between.
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM environment WHERE name = ?", arguments: [schedule.environment]) == true else {
+                throw ScheduleStoreError.unknownEnvironment(schedule.environment)
+            }
             let row = try Row.fetchOne(db, sql: "SELECT count(*) AS n, COALESCE(sum(bytes), 0) AS b FROM schedule WHERE state = 'pending'")
             let count: Int = row?["n"] ?? 0
             let bytes: Int = row?["b"] ?? 0

@@ -81,6 +81,8 @@ public enum ScheduleStoreError: Error, Sendable, Equatable {
     /// As many schedules (or bytes) are pending as the limits allow.
     case tooManyPending(limit: Int)
     case tooManyPendingBytes(limit: Int)
+    /// The schedule's environment does not exist (deleted meanwhile): nothing was stored.
+    case unknownEnvironment(String)
 }
 
 /// What cancelling a schedule found.
@@ -103,7 +105,9 @@ public enum ScheduleCancellation: Sendable, Hashable {
 /// The table is created by the first call (idempotently: several instances may start at once),
 /// beside the change store's own schema, which it does not touch.
 public protocol ScheduleStore: Sendable {
-    /// Stores a new pending schedule unless `limits` are reached.
+    /// Stores a new pending schedule unless `limits` are reached or its environment does not
+    /// exist — decided against a delete of the environment committing at the same moment, so no
+    /// pending schedule outlives its environment (the delete cancels those it finds).
     func createSchedule(_ schedule: StoredSchedule, limits: ScheduleLimits) async throws
     func schedule(id: String) async throws -> StoredSchedule?
     /// The schedules of `environment` (in one state, or all), by `at` then id, after the

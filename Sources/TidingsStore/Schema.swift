@@ -176,6 +176,16 @@ enum Schema {
                 """, arguments: [now])
         }
         WebhookSchema.register(in: &migrator)
+        // v7: server-wide secrets (``ServerSecretStore``), one row each, made by the first
+        // instance that asks (the stream tickets' key replaced keys derived from credentials).
+        migrator.registerMigration("v7") { db in
+            try db.execute(sql: """
+                CREATE TABLE server_secret (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    value TEXT NOT NULL
+                ) WITHOUT ROWID
+                """)
+        }
         return migrator
     }
 }

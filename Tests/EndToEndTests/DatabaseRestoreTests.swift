@@ -96,6 +96,30 @@ final class DatabaseRestoreTests: XCTestCase {
         XCTAssertTrue(eventually(within: 5) { (try? a.get("/preferences/age").value?["value"]) == 7 })
     }
 
+    /// Stream tickets are signed with the secret the database keeps: instances that reloaded
+    /// from a database created again take its secret, so a ticket an instance started on the new
+    /// database issues opens a stream on them (before, they kept the old database's and answered 401).
+    func test_instances_take_the_ticket_secret_of_a_database_created_again() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.destroy() }
+        let arguments = ["--database-url", cluster.url, "--read-token", "restore-read-1"]
+        let reader = ["Authorization": "Bearer restore-read-1"]
+        let a = try TidingsProcess(arguments: arguments)
+        defer { a.stop() }
+        XCTAssertEqual(try a.put("age", 30, headers: reader).status, 200)
+        try cluster.recreateDatabase()
+        XCTAssertTrue(eventually(within: 15) { (try? a.get("/preferences/age", headers: reader).value?["value"]) == 5 }, "A reloaded")
+        let c = try TidingsProcess(arguments: arguments)
+        defer { c.stop() }
+        for (issuer, opener) in [(c, a), (a, c)] {
+            let issued = try issuer.request("POST", "/stream-tickets", headers: reader)
+            XCTAssertEqual(issued.status, 201, issued.text)
+            let ticket = try XCTUnwrap(issued.value?["ticket"]?.stringValue)
+            let stream = try opener.openEventStream("/events?ticket=\(ticket)")
+            XCTAssertEqual(stream.reply.status, 200, "issued on \(issuer === a ? "A" : "C"): \(stream.reply.text)")
+        }
+    }
+
     /// An instance paused through the restore comes back when new commits have already taken
     /// the counter past what it applied: the counter alone no longer tells, the commit time of
     /// its last applied revision does. It reloads instead of applying the new commits on top

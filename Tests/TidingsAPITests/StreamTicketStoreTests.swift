@@ -1,3 +1,4 @@
+import Crypto
 import XCTest
 @testable import TidingsAPI
 
@@ -16,9 +17,14 @@ final class StreamTicketStoreTests: XCTestCase {
     private let reader = NamedCredential(name: "reader", role: .read, secret: .token(Array("read-secret".utf8)))
     private let other = NamedCredential(name: "other", role: .read, secret: .token(Array("other-secret".utf8)))
 
+    /// The store's stream ticket secret, shared by every instance these tests make.
+    private let secret = StreamTicketStore.randomSecret()
+
     private func makeStore(timeToLive: Double = 60, capacity: Int = 10_000, perCredential: Int? = nil,
-                           clock: ManualClock = ManualClock()) -> (StreamTicketStore, ManualClock) {
-        (StreamTicketStore(timeToLive: timeToLive, capacity: capacity, perCredential: perCredential, now: { clock.seconds }), clock)
+                           clock: ManualClock = ManualClock(), secret: [UInt8]? = nil) -> (StreamTicketStore, ManualClock) {
+        let store = StreamTicketStore(timeToLive: timeToLive, capacity: capacity, perCredential: perCredential, now: { clock.seconds })
+        store.secret = secret ?? self.secret
+        return (store, clock)
     }
 
     private func issue(_ store: StreamTicketStore, _ credential: NamedCredential? = nil, client: String? = nil) throws -> String {
@@ -54,6 +60,45 @@ final class StreamTicketStoreTests: XCTestCase {
         XCTAssertTrue(redeems(issuer, ticket), "the issuer's own used-set has not seen it: the shared store's claim decides")
     }
 
+    func testOnlyAnInstanceWithTheSameStoreSecretAcceptsIt() throws {
+        let clock = ManualClock()
+        let (issuer, _) = makeStore(clock: clock)
+        let (elsewhere, _) = makeStore(clock: clock, secret: StreamTicketStore.randomSecret())
+        let (unset, _) = makeStore(clock: clock)
+        unset.secret = StreamTicketStore().secret
+        let ticket = try issue(issuer)
+        XCTAssertFalse(redeems(elsewhere, ticket), "another store's secret")
+        XCTAssertFalse(redeems(unset, ticket), "an instance whose secret was never set from the store")
+        XCTAssertNotEqual(StreamTicketStore().secret, StreamTicketStore().secret, "an unset secret is random, never a known value")
+        XCTAssertTrue(redeems(issuer, ticket), "the refusals elsewhere did not use it")
+    }
+
+    /// Anyone who reads a `--tokens` file learns a credential's digest. Version 1 keyed the MAC
+    /// with `HMAC(digest, "tidings stream ticket key v1")`, so such a reader could mint tickets;
+    /// none minted from the digest alone — in the old format or today's — is accepted.
+    func testATicketMintedFromTheCredentialsDigestIsRefused() throws {
+        let digest = TidingsAPI.SHA256.hash(Array("read-secret".utf8))
+        let fromFile = NamedCredential(name: "reader", role: .read, secret: .sha256(digest))
+        let (store, clock) = makeStore()
+        let oldKey = Array(HMAC<Crypto.SHA256>.authenticationCode(for: Array("tidings stream ticket key v1".utf8),
+                                                                  using: SymmetricKey(data: digest)))
+        func minted(version: UInt8, key: [UInt8], binding: [UInt8]) -> String {
+            var message: [UInt8] = [version] + StreamTicket.Nonce.bigEndian(UInt64(clock.seconds + 30))
+            message += StreamTicket.Nonce.random().bytes + StreamTicket.issuerTag("reader")
+            let tag = HMAC<Crypto.SHA256>.authenticationCode(for: message + binding, using: SymmetricKey(data: key))
+            return Base64URL.encode(message + Array(tag))
+        }
+        for (name, ticket) in [("version 1, the old key", minted(version: 1, key: oldKey, binding: [])),
+                               ("version 2, the old key", minted(version: 2, key: oldKey, binding: [])),
+                               ("version 2, the old key over the digest", minted(version: 2, key: oldKey, binding: digest)),
+                               ("version 2, keyed by the digest", minted(version: 2, key: digest, binding: digest))] {
+            XCTAssertEqual(store.redeem(ticket, readers: [fromFile], environment: nil), .invalid, name)
+        }
+        XCTAssertTrue(redeems(store, minted(version: 2, key: secret, binding: digest), readers: [fromFile]),
+                      "with the store's secret the same fields are a ticket: only the key was wrong")
+        XCTAssertTrue(redeems(store, try issue(store), readers: [fromFile]))
+    }
+
     func testTicketIsSingleUseAndFreesItsShare() throws {
         let (store, _) = makeStore()
         let ticket = try issue(store)
@@ -74,8 +119,8 @@ final class StreamTicketStoreTests: XCTestCase {
 
     func testDigestCredentialSignsLikeItsToken() throws {
         let (store, _) = makeStore()
-        let digest = NamedCredential(name: "reader", role: .read, secret: .sha256(SHA256.hash(Array("read-secret".utf8))))
-        XCTAssertTrue(redeems(store, try issue(store), readers: [digest]), "a --tokens entry by digest derives the same key")
+        let digest = NamedCredential(name: "reader", role: .read, secret: .sha256(TidingsAPI.SHA256.hash(Array("read-secret".utf8))))
+        XCTAssertTrue(redeems(store, try issue(store), readers: [digest]), "a --tokens entry by digest binds the same credential")
     }
 
     func testScopeComesFromTheCurrentCredential() throws {

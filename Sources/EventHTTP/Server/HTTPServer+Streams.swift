@@ -114,10 +114,7 @@ extension HTTPServer {
         let workerIndex = dispatch.assign()
         // gzip when the response filters said so (`HTTPCaching`: the request accepts it).
         let gzip = head.headers.first(.contentEncoding) == "gzip"
-        let remote = WorkerStream(id: id, chunked: chunked, conflates: conflate,
-                                  bound: configuration.maxUnsentBytesPerStream, gzip: gzip,
-                                  catchUpDeadline: configuration.catchUpDeadline,
-                                  catchUpBytesPerSecond: configuration.catchUpMinimumBytesPerSecond,
+        let remote = WorkerStream(id: id, chunked: chunked, conflates: conflate, limits: streamLimits, gzip: gzip,
                                   worker: dispatch.workers[workerIndex])
         let stream = EventStream(id: id, workerIndex: workerIndex,
                                  sink: WorkerStreamSink(remote: remote, workerIndex: workerIndex, server: self),

@@ -47,6 +47,8 @@ public final class HTTPServer {
     /// Where `broadcast` delivers: the workers (from `start()`), the in-process streams (once
     /// a route started one in-process).
     var fanOuts: [any StreamFanOut] = []
+    /// The bounds every stream shares (one object, referenced by each `WorkerStream`).
+    let streamLimits: StreamLimits
     /// Open gzip streams (a broadcast makes a shared piece only while there are some).
     var gzipStreamCount = 0
     /// What gzip event streams cost in compressions (for metrics and tests).
@@ -76,6 +78,9 @@ public final class HTTPServer {
         self.logger = logger
         bodyBudget = BodyBudget(limit: configuration.maxBufferedBodyBytes,
                                 perClient: configuration.bufferedBodyBytesPerClient)
+        streamLimits = StreamLimits(bound: configuration.maxUnsentBytesPerStream,
+                                    catchUpDeadline: configuration.catchUpDeadline,
+                                    catchUpBytesPerSecond: configuration.catchUpMinimumBytesPerSecond)
         router.owner = self
     }
 

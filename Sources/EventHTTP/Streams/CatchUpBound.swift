@@ -13,12 +13,14 @@
 ///   ``minimumBytesPerSecond`` of it. A client that reads a snapshot at a trickle, and so never
 ///   stalls completely, is closed then.
 ///
-/// A value owned by its `WorkerStream` (worker thread only).
+/// A value owned by its `WorkerStream` (worker thread only); its constants are the server's
+/// (`StreamLimits`, shared by every stream).
 struct CatchUpBound {
-    let deadlineSeconds: Double
-    let minimumBytesPerSecond: Int
+    let limits: StreamLimits
+    var deadlineSeconds: Double { limits.catchUpDeadline }
+    var minimumBytesPerSecond: Int { limits.catchUpBytesPerSecond }
     /// The least allowance: the stream's live bound.
-    let floor: Int
+    var floor: Int { limits.bound }
 
     /// Wire bytes of paced entries queued and not yet taken by the kernel.
     private(set) var queued = 0
@@ -27,10 +29,8 @@ struct CatchUpBound {
     /// When everything paced now queued must have reached the kernel; nil while nothing waits.
     private(set) var due: ContinuousClock.Instant?
 
-    init(deadlineSeconds: Double, minimumBytesPerSecond: Int, floor: Int) {
-        self.deadlineSeconds = deadlineSeconds
-        self.minimumBytesPerSecond = max(1, minimumBytesPerSecond)
-        self.floor = floor
+    init(limits: StreamLimits) {
+        self.limits = limits
     }
 
     /// The most paced output that may wait.
@@ -67,5 +67,23 @@ struct CatchUpBound {
     mutating func clear() {
         queued = 0
         due = nil
+    }
+}
+
+/// What every stream of a server shares: the live bound and the catch-up deadline's terms,
+/// one object referenced by each stream rather than three numbers copied into each (an idle
+/// stream's size is what 15,000 of them cost).
+final class StreamLimits: Sendable {
+    /// Live output (plus the kernel's send queue) a stream may have waiting (`maxUnsentBytesPerStream`).
+    let bound: Int
+    /// Seconds paced output may wait for the client, 0 for no deadline (`catchUpDeadline`).
+    let catchUpDeadline: Double
+    /// One more second of deadline per this many bytes (`catchUpMinimumBytesPerSecond`), at least 1.
+    let catchUpBytesPerSecond: Int
+
+    init(bound: Int, catchUpDeadline: Double = 30, catchUpBytesPerSecond: Int = 64 << 10) {
+        self.bound = bound
+        self.catchUpDeadline = catchUpDeadline
+        self.catchUpBytesPerSecond = max(1, catchUpBytesPerSecond)
     }
 }

@@ -31,8 +31,8 @@ public final class EventStream {
         .xAccelBuffering: "no",
     ]
 
+    // The flags last, together: no padding between stored properties (one per open stream).
     let id: Int
-    let workerIndex: Int
     /// Where the bytes go: a worker's socket, or the in-process recorder.
     let sink: any StreamSink
     private weak var server: HTTPServer?
@@ -40,29 +40,32 @@ public final class EventStream {
     private let keyOf: (([UInt8]) -> String?)?
     private var completions: [Int: () -> Void] = [:]
     private var nextMarker = 0
-    private var endRequested = false
     /// The client's address while the stream holds its connection slot (see `ConnectionLimiter`).
     var clientAddress: String?
-    var holdsConnectionSlot = false
-    /// Whether the response is gzip (its worker deflates what it sends).
-    var isGzip = false
     /// The client the stream counts against (`HTTPServer.streamsByClient`): the peer, or the
     /// client a trusted proxy named.
     var client: String?
 
     /// Called once when the stream stops for any reason. Set it right after starting.
     public var onClose: (() -> Void)?
+    /// The worker writing the stream (`workerIndex`), in 4 bytes beside the flags.
+    private let worker: Int32
     /// Whether frames can still be written.
     public private(set) var isOpen = true
+    private var endRequested = false
+    var holdsConnectionSlot = false
+    /// Whether the response is gzip (its worker deflates what it sends).
+    var isGzip = false
     /// The server the stream belongs to, for `HTTPServer.broadcast` (nil once it is gone).
     public var owner: HTTPServer? { server }
     /// Whether the stream conflates instead of cutting a slow client off.
     public var conflates: Bool { sink.conflates }
+    var workerIndex: Int { Int(worker) }
 
     /// `id` and `workerIndex`: the server's book-keeping (-1 for a stream no worker writes).
     init(id: Int, workerIndex: Int, sink: any StreamSink, server: HTTPServer?, keyOf: (([UInt8]) -> String?)?) {
         self.id = id
-        self.workerIndex = workerIndex
+        worker = Int32(workerIndex)
         self.sink = sink
         self.server = server
         self.keyOf = keyOf

@@ -11,13 +11,14 @@ extension StreamWorker {
     func closeLateCatchUps() {
         loop.checkConfined("StreamWorker.closeLateCatchUps")
         let now = ContinuousClock.now
-        for stream in Array(streams.values) where !stream.closed && !stream.conflates && stream.catchUp.isLate(at: now) {
-            stream.close(clean: false)
-        }
+        // Once a second over every stream: look without copying the table (closing changes it,
+        // so the few late ones are collected first).
+        let late = streams.values.filter { !$0.closed && !$0.conflates && $0.catchUp.isLate(at: now) }
+        for stream in late { stream.close(clean: false) }
     }
 
     /// Heartbeats in a row a stream may go with output waiting and its socket taking nothing.
-    static let stalledBeatsLimit = 4
+    static let stalledBeatsLimit: UInt8 = 4
 
     /// Closes stalled readers, then a comment on every idle stream (a busy one has traffic already).
     func beat() {
@@ -28,20 +29,22 @@ extension StreamWorker {
         // the socket's buffers: the queue is then empty, but the client still reads nothing).
         // Closed, so it neither holds that output nor its connection for as long as it likes.
         // A conflating stream is kept: it is for clients that read slowly, and holds one frame per key.
-        for stream in Array(streams.values) where !stream.closed && !stream.conflates {
-            // One look at the kernel's send queue per stream and beat (an `ioctl` each: with
-            // thousands of idle streams these are most of what a beat costs).
+        var stalled: [WorkerStream] = []
+        for stream in streams.values where !stream.closed && !stream.conflates {
+            // One look at the kernel's send queue per stream and beat (an `ioctl` each).
             let unsent = stream.kernelUnsent
             let taken = stream.sentTotal &- UInt64(unsent)
             let waiting = stream.waitingForWritable || unsent > 0
             if waiting && taken == stream.takenAtLastBeat {
                 stream.stalledBeats += 1
-                if stream.stalledBeats >= Self.stalledBeatsLimit { stream.close(clean: false); continue }
+                if stream.stalledBeats >= Self.stalledBeatsLimit { stalled.append(stream) }
             } else {
                 stream.stalledBeats = 0
             }
             stream.takenAtLastBeat = taken
         }
+        // Closed after the walk (closing takes a stream out of the table being walked).
+        for stream in stalled { stream.close(clean: false) }
         for stream in streams.values where stream.isIdle {
             if stream.gzip {
                 // The same piece for every gzip stream (it never changes).

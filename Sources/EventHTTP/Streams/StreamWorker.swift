@@ -31,6 +31,9 @@ final class StreamWorker: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private var started = false
 
+    /// Every stream's socket, in one epoll set the worker's base watches (worker thread only).
+    private(set) var sockets: StreamSocketSet!
+
     // Worker thread only.
     private(set) var streams: [Int: WorkerStream] = [:]
     /// Streams following each broadcast topic, by stream id (`WorkerCommand.follow`).
@@ -58,6 +61,9 @@ final class StreamWorker: @unchecked Sendable {
         crlf = chunkHeaders + Self.maxPieces * 24
         crlf[0] = 13
         crlf[1] = 10
+        sockets = try StreamSocketSet(loop: loop) { [unowned self] id, readable, writable in
+            self.streams[id]?.socketReady(readable: readable, writable: writable)
+        }
     }
 
     deinit {
@@ -123,7 +129,7 @@ final class StreamWorker: @unchecked Sendable {
                     compression.add(opened: 1)
                 }
             case let .socket(stream, fd):
-                stream.attach(fd: fd, base: loop.base)
+                stream.attach(fd: fd)
                 markDirty(stream)
             case let .frame(stream, bytes, key, live):
                 stream.enqueue(bytes, key: key, live: live)

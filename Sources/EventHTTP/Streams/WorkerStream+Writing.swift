@@ -33,7 +33,9 @@ extension WorkerStream {
             if sent < requested { armWrite(); return }
         }
         guard !closed else { return }
-        if head > 0 { queue.removeAll(keepingCapacity: queue.capacity <= 16); head = 0 }
+        // Everything was taken: the queue's storage goes too, so an idle stream holds none
+        // (a busy one allocates it again at its next frame: one allocation per batch).
+        if head > 0 { queue = []; head = 0 }
         if ending { close(clean: true) }
     }
 
@@ -92,9 +94,9 @@ extension WorkerStream {
     }
 
     private func armWrite() {
-        guard !waitingForWritable, let writeEvent else { return }
+        guard !waitingForWritable else { return }
         waitingForWritable = true
-        event_add(writeEvent, nil)
+        if !watchWritable() { close(clean: false) }   // the kernel is out of memory
     }
 
     // MARK: Chunk framing

@@ -33,18 +33,10 @@ final class WorkerStream: @unchecked Sendable {
         var piece: DeflatedPiece? = nil
     }
 
+    // Stored properties in an order that leaves next to no padding: an idle stream is mostly
+    // this object, and 15,000 of them are what issue 33 measures.
     let id: Int
-    /// The socket, once it arrived (`attach`); -1 before. Until then frames only queue.
-    private(set) var fd: Int32 = -1
-    let chunked: Bool
-    let conflates: Bool
-    let bound: Int
-    /// Whether the response is gzip (`Content-Encoding: gzip` in its head).
-    let gzip: Bool
     unowned let worker: StreamWorker
-    /// CRC-32 and length of the uncompressed bytes of the pieces sent so far (gzip).
-    var sentCRC: UInt32 = 0
-    var sentLength: UInt64 = 0
 
     // Internal rather than private only so that the `+Queue` and `+Writing` files reach them.
     var queue: [Entry] = []
@@ -53,33 +45,44 @@ final class WorkerStream: @unchecked Sendable {
     var written = 0
     /// Wire bytes of live entries from `head` on.
     var liveQueued = 0
-    private var readEvent: OpaquePointer?
-    var writeEvent: OpaquePointer?
-    var waitingForWritable = false
-    var ending = false
-    private(set) var closed = false
     /// Bytes the kernel took so far (see `StreamWorker.beat`).
     var sentTotal: UInt64 = 0
     /// What the heartbeat last saw the client take (`takenByClient`).
     var takenAtLastBeat: UInt64 = 0
-    /// Heartbeats in a row with output waiting and nothing taken by the kernel.
-    var stalledBeats = 0
-    var isDirty = false
     /// Broadcast topics followed, and the order of the last broadcast frame taken (frames at or
     /// below it are skipped, so one reaching the stream through two topics goes out once).
     var topics: [Int] = []
     var lastOrder: UInt64 = 0
+    /// Length of the uncompressed bytes of the pieces sent so far (gzip).
+    var sentLength: UInt64 = 0
+    /// The socket, once it arrived (`attach`); -1 before. Until then frames only queue.
+    private(set) var fd: Int32 = -1
+    /// CRC-32 of the uncompressed bytes of the pieces sent so far (gzip).
+    var sentCRC: UInt32 = 0
+    let chunked: Bool
+    let conflates: Bool
+    /// Whether the response is gzip (`Content-Encoding: gzip` in its head).
+    let gzip: Bool
+    var waitingForWritable = false
+    var ending = false
+    private(set) var closed = false
+    var isDirty = false
+    /// Whether the socket is in the worker's socket set, and whether it asked for room to write.
+    private var watched = false
+    private var watchingWritable = false
+    /// Heartbeats in a row with output waiting and nothing taken by the kernel.
+    var stalledBeats: UInt8 = 0
 
     /// The bound and deadline on paced output (what `liveQueued` leaves out).
     var catchUp: CatchUpBound
+    /// The live bound (the server's, shared: `StreamLimits`).
+    var bound: Int { catchUp.limits.bound }
 
-    init(id: Int, chunked: Bool, conflates: Bool, bound: Int, gzip: Bool = false,
-         catchUpDeadline: Double = 30, catchUpBytesPerSecond: Int = 64 << 10, worker: StreamWorker) {
+    init(id: Int, chunked: Bool, conflates: Bool, limits: StreamLimits, gzip: Bool = false, worker: StreamWorker) {
         self.id = id
         self.chunked = chunked
         self.conflates = conflates
-        self.bound = bound
-        catchUp = CatchUpBound(deadlineSeconds: catchUpDeadline, minimumBytesPerSecond: catchUpBytesPerSecond, floor: bound)
+        catchUp = CatchUpBound(limits: limits)
         self.gzip = gzip
         self.worker = worker
     }
@@ -94,10 +97,10 @@ final class WorkerStream: @unchecked Sendable {
 
     // MARK: Setup (worker thread)
 
-    /// Takes the socket (`fd` < 0: there is none; the stream closes) and registers it on the
-    /// worker's base: reads are discarded (a client sends nothing on a stream; what it sends
-    /// anyway is never kept), EOF or an error closes the stream.
-    func attach(fd: Int32, base: OpaquePointer) {
+    /// Takes the socket (`fd` < 0: there is none; the stream closes) and registers it in the
+    /// worker's socket set: reads are discarded (a client sends nothing on a stream; what it
+    /// sends anyway is never kept), EOF or an error closes the stream.
+    func attach(fd: Int32) {
         worker.loop.checkConfined("WorkerStream.attach")
         guard !closed, self.fd < 0 else {
             if fd >= 0 { Foundation.close(fd) }
@@ -105,22 +108,35 @@ final class WorkerStream: @unchecked Sendable {
         }
         guard fd >= 0 else { return close(clean: false) }
         self.fd = fd
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        readEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { fd, _, context in
-            let stream = Unmanaged<WorkerStream>.fromOpaque(context!).takeUnretainedValue()
-            if !SocketCalls.discardInput(fd) { stream.close(clean: false) }
-        }, context)
-        writeEvent = event_new(base, fd, Int16(EV_WRITE), { _, _, context in
-            let stream = Unmanaged<WorkerStream>.fromOpaque(context!).takeUnretainedValue()
-            stream.waitingForWritable = false
-            stream.flush()
-            stream.worker.checkBound(stream)
-        }, context)
-        guard readEvent != nil, writeEvent != nil else {
-            close(clean: false)   // out of memory: nothing to write with
+        guard worker.sockets.add(fd, id: id) else {
+            close(clean: false)   // out of memory: nothing to watch the client with
             return
         }
-        event_add(readEvent, nil)
+        watched = true
+    }
+
+    /// The worker's socket set reports this stream's socket: input, its end or an error
+    /// (`readable`), room to write after a refused write (`writable`).
+    func socketReady(readable: Bool, writable: Bool) {
+        worker.loop.checkConfined("WorkerStream.socketReady")
+        guard !closed, fd >= 0 else { return }
+        if readable, !SocketCalls.discardInput(fd) { return close(clean: false) }
+        guard writable, waitingForWritable else { return }
+        waitingForWritable = false
+        flush()   // may wait for room again (`armWrite`)
+        guard !closed else { return }
+        if !waitingForWritable, watchingWritable {
+            watchingWritable = false
+            if !worker.sockets.watch(fd, id: id, writable: false) { return close(clean: false) }
+        }
+        worker.checkBound(self)
+    }
+
+    /// Asks the socket set for room to write (the kernel refused bytes); false when it cannot.
+    func watchWritable() -> Bool {
+        guard !watchingWritable else { return true }
+        watchingWritable = true
+        return worker.sockets.watch(fd, id: id, writable: true)
     }
 
     /// Stops the stream: frees its events, closes the socket (after a clean end, the peer gets
@@ -129,10 +145,8 @@ final class WorkerStream: @unchecked Sendable {
         worker.loop.checkConfined("WorkerStream.close")
         guard !closed else { return }
         closed = true
-        if let readEvent { event_free(readEvent) }
-        if let writeEvent { event_free(writeEvent) }
-        readEvent = nil
-        writeEvent = nil
+        if watched { worker.sockets.remove(fd) }
+        watched = false
         queue = []
         head = 0
         liveQueued = 0

@@ -69,7 +69,7 @@ extension TidingsApplication {
             let ticket: String
             if credentials.policy.readsNeedCredential {
                 // The access check let it through, so a bearer credential is the caller's; the
-                // ticket is signed with a key derived from it (StreamTicket).
+                // ticket is signed for it with the store's ticket secret (StreamTicket).
                 guard let credential = credentials.policy.credential(for: request) else {
                     return responder.send(Unauthorized.response(.missing))
                 }

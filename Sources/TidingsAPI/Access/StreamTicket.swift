@@ -1,18 +1,23 @@
 import Crypto
 import Foundation
 
-/// A stream ticket's contents and its self-verifying encoding, so that any instance started
-/// with the same credentials can check a ticket another issued without asking anyone:
+/// A stream ticket's contents and its self-verifying encoding, so that any instance sharing the
+/// store can check a ticket another issued without asking anyone:
 ///
 ///     version (1) | expires, unix seconds (8, big-endian) | nonce (16 random bytes)
-///     | issuer tag (first 8 bytes of SHA-256 of the credential's name) | HMAC-SHA256 of all before (32)
+///     | issuer tag (first 8 bytes of SHA-256 of the credential's name) | HMAC-SHA256 (32)
 ///
-/// base64url without padding: 87 characters. The HMAC key is derived from the issuing
-/// credential's secret (its token's SHA-256, or the digest a `--tokens` entry gives), never
-/// carried in the ticket; a credential that is removed or given another token revokes its
-/// tickets. The nonce names the ticket for single use (see ``StreamTicketClaims``).
+/// base64url without padding: 87 characters. The HMAC key is the server-wide ticket secret: 32
+/// random bytes made once and kept in the store (``ServerSecretStore``), so every instance of
+/// one store signs and verifies alike, and nothing outside the store can mint a ticket — not even
+/// someone who reads a `--tokens` file of digests (version 1 keyed the HMAC with a key derived
+/// from the credential's digest, so such a reader could; version 1 tickets are refused). The
+/// MAC covers the bytes above and the issuing credential's secret digest (its token's SHA-256,
+/// or the digest a `--tokens` entry gives), never carried in the ticket: a ticket names its
+/// issuer, and a credential that is removed or given another token revokes its tickets. The
+/// nonce names the ticket for single use (see ``StreamTicketClaims``).
 struct StreamTicket: Equatable {
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
     static let issuerCount = 8
     static let macCount = 32
     static let signedCount = 1 + 8 + 16 + issuerCount
@@ -52,27 +57,30 @@ struct StreamTicket: Equatable {
     /// The issuer tag of the credential named `name`.
     static func issuerTag(_ name: String) -> [UInt8] { Array(SHA256.hash(Array(name.utf8)).prefix(issuerCount)) }
 
-    /// The HMAC key every instance derives alike from `credential`'s secret.
-    static func key(for credential: NamedCredential) -> [UInt8] {
-        let secret = switch credential.secret {
+    /// What binds a ticket to `credential` inside its MAC: the credential's secret digest.
+    static func binding(for credential: NamedCredential) -> [UInt8] {
+        switch credential.secret {
         case let .token(bytes): SHA256.hash(bytes)
         case let .sha256(digest): digest
         }
-        let code = HMAC<Crypto.SHA256>.authenticationCode(for: Array("tidings stream ticket key v1".utf8),
-                                                          using: SymmetricKey(data: secret))
-        return Array(code)
     }
 
     private var signedBytes: [UInt8] { [Self.version] + Nonce.bigEndian(expires) + nonce.bytes + issuer }
 
-    private static func mac(_ message: [UInt8], key: [UInt8]) -> [UInt8] {
-        Array(HMAC<Crypto.SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key)))
+    /// The MAC of `message` for the credential bound by `binding`, keyed by the server's `secret`.
+    private static func mac(_ message: [UInt8], binding: [UInt8], secret: [UInt8]) -> [UInt8] {
+        Array(HMAC<Crypto.SHA256>.authenticationCode(for: message + binding, using: SymmetricKey(data: secret)))
     }
 
-    /// The ticket's text, signed with `key`.
-    func signed(with key: [UInt8]) -> String {
+    /// The ticket's text, signed with the server's `secret` for `credential`.
+    func signed(with secret: [UInt8], for credential: NamedCredential) -> String {
+        signed(with: secret, binding: Self.binding(for: credential))
+    }
+
+    /// The ticket's text, signed with `secret` over `binding` (an open server's unrecorded ticket binds nothing).
+    func signed(with secret: [UInt8], binding: [UInt8]) -> String {
         let message = signedBytes
-        return Base64URL.encode(message + Self.mac(message, key: key))
+        return Base64URL.encode(message + Self.mac(message, binding: binding, secret: secret))
     }
 
     /// A decoded ticket and the tag it carries, not yet verified.
@@ -81,11 +89,14 @@ struct StreamTicket: Equatable {
         let message: [UInt8]
         let tag: [UInt8]
 
-        /// Whether the tag is the HMAC of the ticket under `key`, compared in constant time.
-        func verifies(with key: [UInt8]) -> Bool { ConstantTime.equals(tag, StreamTicket.mac(message, key: key)) }
+        /// Whether the tag is the ticket's MAC under the server's `secret` for `credential`,
+        /// compared in constant time.
+        func verifies(with secret: [UInt8], for credential: NamedCredential) -> Bool {
+            ConstantTime.equals(tag, StreamTicket.mac(message, binding: StreamTicket.binding(for: credential), secret: secret))
+        }
     }
 
-    /// The ticket in `text`, or nil unless it is exactly a version-1 ticket's encoding.
+    /// The ticket in `text`, or nil unless it is exactly a current-version ticket's encoding.
     static func parse(_ text: String) -> Parsed? {
         guard let bytes = Base64URL.decode(text, count: byteCount), bytes[0] == version else { return nil }
         func word(_ at: Int) -> UInt64 { bytes[at..<at + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }

@@ -4,9 +4,10 @@ import Foundation
 /// header, and long-lived tokens do not belong in URLs, so an authorised client trades its token
 /// for a short-lived ticket and opens one event stream with `?ticket=`.
 ///
-/// A ticket is self-verifying (``StreamTicket``): signed with a key derived from the issuing
-/// credential, which every instance started with the same credentials derives alike, so any
-/// instance accepts a ticket any other issued, with no lookup (API.md "Several instances").
+/// A ticket is self-verifying (``StreamTicket``): signed with the server-wide ticket secret kept
+/// in the store (``secret``) over the issuing credential's digest, so any instance of the store
+/// started with the same credentials accepts a ticket any other issued, with no lookup (API.md
+/// "Several instances"), and nothing that is not in the store can mint one.
 /// Single use across the cluster is the stream route's claim of the ticket's nonce in the shared
 /// store (``StreamTicketClaims``); this type keeps the local parts: the issue shares and a local
 /// used-set, the fast path that refuses a ticket already used on this instance without asking
@@ -49,6 +50,10 @@ final class StreamTicketStore {
     let perCredential: Int
     /// Wall-clock seconds since 1970 (a ticket's expiry is read by every instance).
     private let now: () -> Double
+    /// The HMAC key of every ticket: the store's stream ticket secret (``ServerSecretStore``),
+    /// set at start-up once the store is open. Until then (and for a store that keeps none)
+    /// random bytes of this process's own, so a ticket is never signed with a key anyone knows.
+    var secret: [UInt8] = StreamTicketStore.randomSecret()
     private var issued: [StreamTicket.Nonce: Issued] = [:]
     private var heldByClient: [String: Int] = [:]
     private var heldByCredential: [String: Int] = [:]
@@ -70,6 +75,12 @@ final class StreamTicketStore {
         self.perClient = perClient
         self.perCredential = perCredential ?? max(1, capacity / 4)
         self.now = now
+    }
+
+    /// 32 bytes from the system's secure generator.
+    static func randomSecret() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
     }
 
     /// Tickets issued here outstanding (not used here, not yet purged).
@@ -95,14 +106,14 @@ final class StreamTicketStore {
         if let client { heldByClient[client, default: 0] += 1 }
         heldByCredential[credential.name, default: 0] += 1
         issueOrder.append(ticket.nonce, expires)
-        return .success(ticket.signed(with: StreamTicket.key(for: credential)))
+        return .success(ticket.signed(with: secret, for: credential))
     }
 
     /// A ticket that is not recorded anywhere: what an open server hands out, where streams
     /// need no credential and any ticket is ignored.
     static func unrecordedTicket() -> String {
         StreamTicket(expires: 0, nonce: .random(), issuer: [UInt8](repeating: 0, count: StreamTicket.issuerCount))
-            .signed(with: [UInt8](repeating: 0, count: 32))
+            .signed(with: [UInt8](repeating: 0, count: 32), binding: [])
     }
 
     /// What a presented ticket is good for, as this instance can tell on its own.
@@ -125,7 +136,7 @@ final class StreamTicketStore {
         // the name `api`); every one of them is compared, with no early exit.
         var signer: NamedCredential?
         for credential in readers where ConstantTime.equals(StreamTicket.issuerTag(credential.name), parsed.ticket.issuer) {
-            let good = parsed.verifies(with: StreamTicket.key(for: credential))
+            let good = parsed.verifies(with: secret, for: credential)
             if good && signer == nil { signer = credential }
         }
         guard let signer else { return .invalid }

@@ -14,6 +14,8 @@ struct APIRoutes {
     /// POSTs that only read (stream tickets, OFREP evaluations, which carry a context): they
     /// are authorised as reads.
     let readingPosts: RouteGroup
+    /// Stream tickets issued and redeemed here (their key is set once the store is open).
+    let tickets: StreamTicketStore
     /// `POST /stream-tickets`' handler, which the environments' resources also register under
     /// `/environments/{env}` (once they know which environments exist).
     var issueTicket: RouteHandler = { _, _ in }
@@ -23,6 +25,7 @@ struct APIRoutes {
     /// ``CrossSiteWrites``).
     init(router: Router, credentials: Credentials, tickets: StreamTicketStore, claims: StreamTicketClaims, cors: CORSPolicy?) {
         open = router.group()
+        self.tickets = tickets
         // A server that may gain credentials on reload (`--tokens`) always checks.
         let active = credentials.policy.isActive || credentials.tokensFile != nil
         func checked(_ rule: AccessPolicy.Rule) -> RouteGroup {

@@ -36,6 +36,10 @@ final class ChangeFeed {
     private var stopped = false
     /// Changes read per store round trip.
     private let pageSize = 512
+    /// Called after memory was rebuilt from a database that is no longer the history this
+    /// instance applied (restored, re-created, replaced): what was read from the old one at
+    /// start-up besides the snapshot (the stream ticket secret) is read again.
+    var onReload: (@MainActor () async -> Void)?
 
     /// - Parameter identity: the identity of the database `state` was loaded from.
     init(store: any ChangeStore, state: any AppliesChanges, identity: String? = nil, logger: Logger) {
@@ -212,6 +216,7 @@ final class ChangeFeed {
             history.reloaded(from: snapshot)
             resumeWaiters()
             ring()
+            await onReload?()
         } catch {
             logger.warning("cannot reload from the store; retrying", metadata: ["error": "\(error)"])
             scheduleRetry()

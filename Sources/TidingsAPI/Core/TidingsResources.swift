@@ -112,7 +112,25 @@ public final class TidingsResources {
         environmentRoutes = EnvironmentRoutes(environments: environments)
 
         let routes = app.routes
-        // Stream tickets are single-use across the instances sharing this store (Access/).
+        // Stream tickets are signed with the store's one secret and single-use across the
+        // instances sharing this store (Access/).
+        if let secrets = store as? any ServerSecretStore {
+            do {
+                routes.tickets.secret = try blockingAwait { try await secrets.streamTicketSecret() }
+            } catch {
+                throw StartupError(description: "cannot read the stream ticket secret in \(where_): \(error)")
+            }
+            // A database put in this one's place has a secret of its own (or gets one now), which
+            // the instances started on it use: take it too, or their tickets and ours would differ.
+            feed.onReload = { [tickets = routes.tickets, logger = app.logger] in
+                do {
+                    tickets.secret = try await secrets.streamTicketSecret()
+                } catch {
+                    logger.warning("cannot read the stream ticket secret after reloading; keeping the one read before",
+                                   metadata: ["error": "\(error)"])
+                }
+            }
+        }
         routes.streams.claims.takeLease = { [store] in try await store.acquireLease($0, holder: $1, duration: $2) }
         let schemaRoutes = try PreferenceSchemaRoute.routes(preferences: preferences)
         environmentRoutes.install(on: routes) { [store] environment, groups in

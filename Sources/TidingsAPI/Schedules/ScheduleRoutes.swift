@@ -154,11 +154,17 @@ struct ScheduleRoutes {
                 do {
                     try await store.createSchedule(schedule, limits: runner.limits)
                 } catch let error as ScheduleStoreError {
-                    let detail = switch error {
-                    case let .tooManyPending(limit): "\(limit) schedules are pending already; cancel one or wait until one is applied."
-                    case let .tooManyPendingBytes(limit): "The pending schedules hold \(limit) bytes already; cancel one or wait until one is applied."
+                    let problem = switch error {
+                    case let .tooManyPending(limit):
+                        ProblemDetails(status: .conflict, detail: "\(limit) schedules are pending already; cancel one or wait until one is applied.")
+                    case let .tooManyPendingBytes(limit):
+                        ProblemDetails(status: .conflict,
+                                       detail: "The pending schedules hold \(limit) bytes already; cancel one or wait until one is applied.")
+                    case let .unknownEnvironment(name):
+                        // Deleted since the request was routed (through this instance or another).
+                        Problems.unknownEnvironment(name)
                     }
-                    return responder.send(.problem(ProblemDetails(status: .conflict, detail: detail)))
+                    return responder.send(.problem(problem))
                 } catch {
                     return responder.send(.problem(Self.unavailable))
                 }

@@ -1,5 +1,5 @@
 /// What one event stream covers: some preference keys, the thing list, the posts feed.
-struct StreamCoverage: Equatable {
+struct StreamCoverage: Hashable {
     /// Covered preference keys, in declaration order (the snapshot's order).
     var preferenceKeys: [String] = []
     var things = false
@@ -18,5 +18,24 @@ struct StreamCoverage: Equatable {
         case .things: things
         case .posts: posts
         }
+    }
+}
+
+/// A coverage and the broadcast topics its streams follow, made once per distinct coverage and
+/// shared by every stream opened with it (`StreamHub`): with thousands of idle streams on one
+/// key, each holds a reference rather than its own key list and topic list.
+final class CoveredTopics {
+    struct Key: Hashable {
+        let coverage: StreamCoverage
+        /// Whether the topics are the OFREP encoding's.
+        let ofrep: Bool
+    }
+
+    let coverage: StreamCoverage
+    let topics: [Int]
+
+    init(coverage: StreamCoverage, topics: [Int]) {
+        self.coverage = coverage
+        self.topics = topics
     }
 }

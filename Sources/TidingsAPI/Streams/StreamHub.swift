@@ -32,8 +32,10 @@ final class StreamHub {
         /// Held until the stream closes (`onClose` removes it), so a reload or a deleted
         /// environment can reach every open stream, also one recorded in-process.
         let stream: EventStream?
-        let coverage: StreamCoverage
-        let topics: [Int]
+        /// Shared by every stream of the same coverage (`coverage(_:ofrep:)`).
+        let covered: CoveredTopics
+        var coverage: StreamCoverage { covered.coverage }
+        var topics: [Int] { covered.topics }
     }
 
     let state: TidingsState
@@ -46,6 +48,12 @@ final class StreamHub {
     private var sourceIndex: [Source: Int] = [:]
     /// Open streams per topic (a change is broadcast only on topics someone follows).
     private var followerCounts: [Int: Int] = [:]
+    /// One `CoveredTopics` per coverage streams opened with, shared by all of them (an idle
+    /// stream then holds no coverage or topic list of its own); at most `coveredTopicsLimit`.
+    private var coveredTopics: [CoveredTopics.Key: CoveredTopics] = [:]
+    /// Distinct coverages remembered (a client choosing `keys=` picks from the declared keys'
+    /// subsets); past it, a stream gets a record of its own.
+    static let coveredTopicsLimit = 256
     /// Called when a stream opens or closes (for metrics).
     var onCountChange: (@MainActor (Int) -> Void)?
 
@@ -143,7 +151,8 @@ final class StreamHub {
         // Everything after `current` arrives through the broadcasts, each change carrying its
         // event encoded once; nothing at or before `current` is sent again. A resume read from
         // the store follows once it has caught up (StreamHub+Replay).
-        let topics = topics(of: coverage, ofrep: ofrep != nil)
+        let covered = covered(coverage, ofrep: ofrep != nil)
+        let topics = covered.topics
         if let replayAfter {
             replay(stream, after: replayAfter, coverage: coverage, topics: topics)
         } else {
@@ -155,7 +164,7 @@ final class StreamHub {
             reloadSubscription = state.reloads.sink { [weak self] in self?.reloaded() }
         }
         let id = ObjectIdentifier(stream)
-        followers[id] = Follower(stream: stream, coverage: coverage, topics: topics)
+        followers[id] = Follower(stream: stream, covered: covered)
         onCountChange?(followers.count)
         stream.onClose = { [weak self] in
             MainActor.assumeIsolated {
@@ -164,6 +173,16 @@ final class StreamHub {
                 self.onCountChange?(self.followers.count)
             }
         }
+    }
+
+    /// `coverage` and the topics a stream with it follows, shared with every stream opened with
+    /// the same coverage (each source subscribed on first use).
+    private func covered(_ coverage: StreamCoverage, ofrep: Bool) -> CoveredTopics {
+        let key = CoveredTopics.Key(coverage: coverage, ofrep: ofrep)
+        if let known = coveredTopics[key] { return known }
+        let made = CoveredTopics(coverage: coverage, topics: topics(of: coverage, ofrep: ofrep))
+        if coveredTopics.count < Self.coveredTopicsLimit { coveredTopics[key] = made }
+        return made
     }
 
     /// The topics a stream with `coverage` follows, subscribing to each source on first use.
@@ -237,6 +256,8 @@ final class StreamHub {
             stream.end()
         }
         sources.removeAll()
+        // Their topics named the subscriptions just dropped.
+        coveredTopics.removeAll()
         reloadSubscription = nil
     }
 

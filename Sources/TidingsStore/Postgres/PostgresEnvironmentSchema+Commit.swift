@@ -4,8 +4,8 @@ extension PostgresEnvironmentSchema {
     /// As `tidings_commit_v2`, through `tidings_apply_v3`: a checkpoint writes one row per
     /// environment, and pruning folds what it drops into each environment's base (the floor
     /// and its time are kept on `default`'s row; every base row has the floor's revision).
-    /// Since schema version 8 a batch of plain sets goes through `tidings_sets_v1` (replaced in
-    /// place: same signature and answers, so an instance of the version-7 build keeps working).
+    /// Since schema version 9 a batch of plain sets goes through `tidings_sets_v1` (replaced in
+    /// place: same signature and answers, so an instance of the version-8 build keeps working).
     static let commitFunction = """
         CREATE OR REPLACE FUNCTION tidings_commit_v3(batch jsonb, now bigint, max_count bigint, max_bytes bigint,
                                                      max_age bigint, keep_count bigint, keep_bytes bigint, checkpoint_every bigint)

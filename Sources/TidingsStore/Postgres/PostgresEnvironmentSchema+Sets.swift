@@ -1,4 +1,4 @@
-/// Schema version 8: `tidings_sets_v1`, the group commit's path for a batch in which every write
+/// Schema version 9: `tidings_sets_v1`, the group commit's path for a batch in which every write
 /// sets or resets one preference (what nearly every batch under load is).
 extension PostgresEnvironmentSchema {
     /// The writes of `batch` — each exactly one `set` operation — applied from revision `rev`

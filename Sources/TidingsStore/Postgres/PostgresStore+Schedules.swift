@@ -35,16 +35,23 @@ extension PostgresStore: ScheduleStore {
         let maxPending = Int64(limits.maxPending)
         let maxBytes = Int64(limits.maxPendingBytes)
         let rows = try await scheduleQuery { [logger] connection in
+            // The environment's row is share-locked: a delete of it committing at the same moment
+            // waits for this insert (and then cancels the schedule) or goes first (and nothing is inserted).
             try await connection.query("""
+                WITH e AS (SELECT name FROM environment WHERE name = \(schedule.environment) FOR KEY SHARE)
                 INSERT INTO schedule (id, environment, at, body, bytes, created_by, created_at, state)
-                SELECT \(schedule.id), \(schedule.environment), \(schedule.at), \(schedule.body), \(bytes),
-                       \(schedule.createdBy), \(schedule.createdAt), 'pending'
+                SELECT \(schedule.id), e.name, \(schedule.at), \(schedule.body), \(bytes),
+                       \(schedule.createdBy), \(schedule.createdAt), 'pending' FROM e
                  WHERE (SELECT count(*) FROM schedule WHERE state = 'pending') < \(maxPending)
                    AND (SELECT COALESCE(sum(bytes), 0) FROM schedule WHERE state = 'pending') + \(bytes) <= \(maxBytes)
                 RETURNING id
                 """, logger: logger).collect()
         }
         guard rows.isEmpty else { return }
+        let environments = try await scheduleQuery { [logger] connection in
+            try await connection.query("SELECT 1 FROM environment WHERE name = \(schedule.environment)", logger: logger).collect()
+        }
+        if environments.isEmpty { throw ScheduleStoreError.unknownEnvironment(schedule.environment) }
         let counts = try await scheduleQuery { [logger] connection in
             try await connection.query("SELECT count(*)::bigint FROM schedule WHERE state = 'pending'", logger: logger).collect()
         }

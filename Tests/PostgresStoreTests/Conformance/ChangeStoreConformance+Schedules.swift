@@ -160,5 +160,33 @@ extension ChangeStoreConformance {
         XCTAssertEqual(next, 5_000_000_000, "only default's schedule is still pending")
         let history = try await a.changes(after: 0, limit: 20)
         XCTAssertFalse(history.contains { $0.environment == "staging" && $0.kind == .preference(key: "age", json: "4") })
+
+        // A schedule made for an environment that is gone is refused, not stored.
+        _ = try await a.commit(delete)
+        do {
+            try await a.createSchedule(StoredSchedule(id: "00000000000000b0", environment: "staging", at: 5_000_000_000, body: "{}",
+                                                      createdBy: "api", createdAt: 0), limits: ScheduleLimits())
+            XCTFail("a schedule was stored for a deleted environment")
+        } catch {
+            XCTAssertEqual(error as? ScheduleStoreError, .unknownEnvironment("staging"))
+        }
+
+        // Made through one instance while another deletes the environment: either the schedule is
+        // refused or the delete cancels it — never pending in an environment that is gone.
+        for round in 1...12 {
+            let name = "race-\(round)"
+            _ = try await a.commit(create(name))
+            let id = String(format: "%016x", 0xc0 + round)
+            let schedule = StoredSchedule(id: id, environment: name, at: 5_000_000_000, body: "{}", createdBy: "api", createdAt: 0)
+            async let made: Void = a.createSchedule(schedule, limits: ScheduleLimits())
+            async let gone: [Change] = b.commit(StoreWrite([.deleteEnvironment], environment: name))
+            let refused: Bool
+            do { try await made; refused = false } catch ScheduleStoreError.unknownEnvironment { refused = true }
+            _ = try await gone
+            let stored = try await b.schedule(id: id)
+            XCTAssertEqual(stored?.state, refused ? nil : .cancelled, "round \(round)")
+        }
+        let stillPending = try await a.claimDueSchedules(now: 6_000_000_000, holder: "C", leaseMicroseconds: 1_000, limit: 100)
+        XCTAssertEqual(stillPending, [], "nothing pending anywhere: default's was claimed by B above")
     }
 }

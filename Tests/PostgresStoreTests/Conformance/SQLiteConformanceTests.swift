@@ -44,6 +44,7 @@ final class SQLiteConformanceTests: XCTestCase, ChangeStoreMaker {
     func testTheSameThingThroughTwoInstancesIsAddedOnce() async throws { try await ChangeStoreConformance.theSameThingThroughTwoInstancesIsAddedOnce(self) }
     func testCloseAnswersEveryCommitInFlight() async throws { try await ChangeStoreConformance.closeAnswersEveryCommitInFlight(self) }
     func testADatabaseKeepsOneIdentity() async throws { try await ChangeStoreConformance.aDatabaseKeepsOneIdentity(self) }
+    func testTheStreamTicketSecretIsOnePerDatabase() async throws { try await ChangeStoreConformance.theStreamTicketSecretIsOnePerDatabase(self) }
     func testAChangePageSaysWhichHistoryItIs() async throws { try await ChangeStoreConformance.aChangePageSaysWhichHistoryItIs(self) }
     func testEscapedTextRoundTripsByteForByte() async throws { try await ChangeStoreConformance.escapedTextRoundTripsByteForByte(self) }
     func testUnstorableWritesAreRefusedAlike() async throws { try await ChangeStoreConformance.unstorableWritesAreRefusedAlike(self) }
