@@ -66,6 +66,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 # start NAME ARGS... : a Tidings instance; sets PORT once it answers /readyz.
 start() {
     local name=$1 pid; shift
+    : >"$WORK/$name.out"   # exists before the loop below reads it (the child opens it later)
     "$TIDINGS" --port 0 --log-level warning --feed-refresh 0 ${EXTRA[@]+"${EXTRA[@]}"} "$@" \
         >"$WORK/$name.out" 2>"$WORK/$name.err" &
     pid=$!
