@@ -1,7 +1,9 @@
 #define _GNU_SOURCE
 /* fixed-get: sends exactly N keep-alive GETs for PATH, one at a time, on one connection, and
  * checks every answer is 2xx/3xx. For instruction counts (callgrind) a fixed amount of work
- * matters, not a rate: `fixed-get PORT PATH N`. Exit 0 when all N were answered 2xx/3xx. */
+ * matters, not a rate: `fixed-get PORT PATH N`. Exit 0 when all N were answered 2xx/3xx.
+ * With FIXED_POST_BODY=FILE in the environment each request is a POST of that file's bytes as
+ * application/json instead (OFREP's evaluations). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -22,8 +24,20 @@ int main(int argc, char **argv) {
     inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
     if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) { perror("connect"); return 1; }
     int on = 1; setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    char req[512];
-    int reqlen = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", path, port);
+    static char req[1 << 16];
+    int reqlen;
+    const char *body_file = getenv("FIXED_POST_BODY");
+    if (body_file) {
+        static char body[1 << 15];
+        FILE *f = fopen(body_file, "rb");
+        if (!f) { perror(body_file); return 2; }
+        size_t length = fread(body, 1, sizeof body, f);
+        fclose(f);
+        reqlen = snprintf(req, sizeof req, "POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                          "Content-Length: %zu\r\n\r\n%.*s", path, port, length, (int)length, body);
+    } else {
+        reqlen = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", path, port);
+    }
     long bad = 0;
     for (long i = 0; i < n; i++) {
         if (write(fd, req, reqlen) != reqlen) { perror("write"); return 1; }

@@ -14,6 +14,9 @@ job runs even after a failure, and the exit status is 0 only when all passed. Ea
 limit; a job past it is killed (its whole process group) and counts as failed.
 
     scripts/run-tests.py                 everything
+    scripts/run-tests.py --build-tests   the test binary's build is a job too (`make test`: the
+                                         server binary is built first, and the jobs that need
+                                         only it run while the tests compile)
     scripts/run-tests.py --only REGEX    just the jobs whose name matches (e.g. 'xctest:Posts')
     scripts/run-tests.py --list          the jobs, in the order they would start
     TEST_SLOTS=N                         parallel slots (default: 1.5 per core, at least 2)
@@ -24,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -75,18 +79,31 @@ def xctest_classes() -> list[str]:
     return classes
 
 
-def jobs(debug_bin: str) -> list[Job]:
-    env_bin = {"TIDINGS_BIN": debug_bin}
-    make = ["make", "--no-print-directory"]
+def xctest_jobs() -> list[Job]:
+    """One job per XCTest class of the built test binary."""
     result: list[Job] = []
     for cls in xctest_classes():
         short = cls.split(".", 1)[1]
         result.append(Job(f"xctest:{short}", [str(XCTEST), cls], solo=short in SOLO_CLASSES, limit=900))
-    result += [
+    return result
+
+
+# The build of the test binary as a job (`--build-tests`): it takes both cores' worth of slots, and
+# the XCTest jobs are made from the binary once it has passed.
+BUILD_TESTS = "build-tests"
+
+
+def jobs(debug_bin: str) -> list[Job]:
+    """Every job that needs only the server binary (and the tools), not the test binary."""
+    env_bin = {"TIDINGS_BIN": debug_bin}
+    make = ["make", "--no-print-directory"]
+    result: list[Job] = [
         # The fuzz targets build once (coverage-instrumented objects in .build/fuzz), then each
-        # target runs for FUZZ_SECONDS as its own job.
+        # target runs for FUZZ_SECONDS (30) as its own job: in the suite they run their seeds and
+        # a short search, to keep `make test` within CI's 15 minutes; `make fuzz` searches for
+        # 15 minutes a target.
         Job("fuzz-build", ["Fuzz/run.sh", "--build-only"], limit=1200),
-        *[Job(f"fuzz:{t}", ["Fuzz/run.sh", "--run", t], env={"FUZZ_SECONDS": os.environ.get("FUZZ_SECONDS", "60")},
+        *[Job(f"fuzz:{t}", ["Fuzz/run.sh", "--run", t], env={"FUZZ_SECONDS": os.environ.get("FUZZ_SECONDS", "30")},
               after=["fuzz-build"], limit=600) for t in fuzz_targets()],
         Job("lint", make + ["lint"], limit=600),
         Job("browser", make + ["browser-test"], env=env_bin, limit=900),
@@ -120,19 +137,30 @@ def tail(path: Path, lines: int = 60) -> str:
 
 
 class Runner:
-    def __init__(self, all_jobs: list[Job], slots: int):
+    def __init__(self, all_jobs: list[Job], slots: int, later=None):
+        """`later`, when given, makes the jobs that can exist only once the build-tests job has
+        passed (the XCTest classes are read from the binary it builds)."""
         self.jobs = all_jobs
         self.slots = slots
-        timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
+        self.later = later
+        self.timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
+        self.order()
+
+    def order(self) -> None:
         for job in self.jobs:
-            job.expected = float(timings.get(job.name, job.expected))
-        # Longest chain first (a job's time plus the longest chain waiting on it), so the long ones
-        # don't end up alone at the end; solo jobs first of all (they need an empty machine, which
-        # is easiest to have at the start).
+            job.expected = float(self.timings.get(job.name, job.expected))
+        # The test build first (everything else waits on it or fills in beside it); then longest
+        # chain first (a job's time plus the longest chain waiting on it), so the long ones don't
+        # end up alone at the end; solo jobs first of all (they need an empty machine, which is
+        # easiest to have at the start).
         def chain(job: Job) -> float:
             return job.expected + max((chain(d) for d in self.jobs if job.name in d.after), default=0)
-        keys = {j.name: (not j.solo, -chain(j)) for j in self.jobs}   # (list.sort empties the list meanwhile)
-        self.jobs.sort(key=lambda j: keys[j.name])
+        keys = {j.name: (j.name != BUILD_TESTS, not j.solo, -chain(j)) for j in self.jobs}
+        self.jobs.sort(key=lambda j: keys[j.name])   # (list.sort empties the list meanwhile: keys first)
+
+    def building(self) -> Job | None:
+        """The build-tests job while it runs."""
+        return next((j for j in self.jobs if j.name == BUILD_TESTS and j.status == "running"), None)
 
     def running(self) -> list[Job]:
         return [j for j in self.jobs if j.status == "running"]
@@ -159,6 +187,9 @@ class Runner:
     def finish(self, job: Job, status: str) -> None:
         job.finished = time.monotonic()
         job.status = status
+        if job.name == BUILD_TESTS and status == "passed" and self.later:
+            self.jobs += self.later()
+            self.order()
         took = job.finished - job.started
         print(f"{'PASS' if status == 'passed' else 'FAIL'} {job.name} ({took:.0f} s)", flush=True)
         if status != "passed":
@@ -203,8 +234,13 @@ class Runner:
         running = self.running()
         if any(j.solo for j in running):
             return
+        build = self.building()
         for job in [j for j in self.jobs if j.status == "waiting"]:
             if sum(j.weight for j in running) + job.weight > self.slots + 1e-9 or not self.ready(job):
+                continue
+            # Beside the build, only what should end before it does: a job still running when the
+            # build ends would hold back the solo jobs, which wait for an empty machine.
+            if build and job.expected > build.expected - (time.monotonic() - build.started):
                 continue
             if job.solo:
                 if running:
@@ -232,23 +268,44 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", help="run only the jobs whose name matches this regular expression")
     parser.add_argument("--list", action="store_true", help="list the jobs and exit")
+    parser.add_argument("--build-tests", action="store_true",
+                        help="build the test binary as a job (the server binary must be built already)")
     args = parser.parse_args()
-    if not XCTEST.exists() or not TIDINGS.exists():
+    if not TIDINGS.exists() or not (args.build_tests or XCTEST.exists()):
         print("run-tests: build first (swift build --build-tests)", file=sys.stderr)
         return 2
     LOGS.mkdir(parents=True, exist_ok=True)
-    all_jobs = jobs(str(TIDINGS))
-    if args.only:
-        chosen = [j for j in all_jobs if re.search(args.only, j.name)]
+
+    def choose(candidates: list[Job], pool: list[Job]) -> list[Job]:
+        if not args.only:
+            return candidates
+        chosen = [j for j in candidates if re.search(args.only, j.name)]
         names = {j.name for j in chosen}
         for j in chosen:  # bring what they need along
             for dep in j.after:
                 if dep not in names:
-                    chosen.append(next(d for d in all_jobs if d.name == dep))
+                    chosen.append(next(d for d in pool if d.name == dep))
                     names.add(dep)
-        all_jobs = chosen
+        return chosen
+
+    later = None
+    if args.build_tests:
+        # The same flags as the server binary's build (TEST_BUILD_FLAGS, from the Makefile), so the
+        # objects it made are reused and the server binary is not linked again under running jobs.
+        flags = shlex.split(os.environ.get("TEST_BUILD_FLAGS", ""))
+        build = Job(BUILD_TESTS, ["swift", "build", "--build-tests", *flags], weight=2.0, limit=2400, expected=300)
+        others = jobs(str(TIDINGS))
+        for job in others:
+            if job.solo:   # a solo job waits for an empty machine: after the build, not before it
+                job.after.append(BUILD_TESTS)
+        all_jobs = [build] + choose(others, [build] + others)
+        # Once built, its classes (a class the regex names, or every one).
+        later = lambda: choose(xctest_jobs(), [])
+    else:
+        pool = jobs(str(TIDINGS)) + xctest_jobs()
+        all_jobs = choose(pool, pool)
     slots = int(os.environ.get("TEST_SLOTS", max(2, (os.cpu_count() or 2) * 3 // 2)))
-    runner = Runner(all_jobs, slots)
+    runner = Runner(all_jobs, slots, later)
     if args.list:
         for j in runner.jobs:
             print(f"{j.name}{' (solo)' if j.solo else ''}{' after ' + ','.join(j.after) if j.after else ''}"

@@ -26,6 +26,16 @@ enum ByteScan {
         return true
     }
 
+    /// Whether `text` is exactly `literal`'s bytes: one `memcmp` over a native string's storage
+    /// (`utf8.elementsEqual` steps two iterators, about 1,200 instructions for 16 bytes).
+    static func equals(_ text: String, _ literal: StaticString) -> Bool {
+        let length = literal.utf8CodeUnitCount
+        guard text.utf8.count == length else { return false }
+        guard length > 0 else { return true }
+        var text = text
+        return text.withUTF8 { memcmp($0.baseAddress!, literal.utf8Start, length) == 0 }
+    }
+
     /// The index (in `bytes`' own indices) of the first `byte`, or nil.
     static func firstIndex(of byte: UInt8, in bytes: ArraySlice<UInt8>) -> Int? {
         bytes.withUnsafeBufferPointer { buffer -> Int? in

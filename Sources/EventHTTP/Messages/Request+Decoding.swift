@@ -103,7 +103,7 @@ extension Request {
             return
         }
         // What nearly every client sends, decided without trimming or lower-casing a copy.
-        if raw.utf8.elementsEqual("application/json".utf8) { return }
+        if ByteScan.equals(raw, "application/json") { return }
         let mediaType = raw.split(separator: ";", maxSplits: 1).first
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         if mediaType == "application/json" { return }

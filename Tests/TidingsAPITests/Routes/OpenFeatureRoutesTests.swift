@@ -109,6 +109,48 @@ final class OpenFeatureRoutesTests: XCTestCase {
         }
     }
 
+    /// The quick check crosses strings eight bytes at a time and tells member names apart by a
+    /// fingerprint of their length, first and last eight bytes: a byte that needs a look (quote,
+    /// escape, control, non-ASCII) at every offset of a word, and names that differ only where the
+    /// fingerprint does not look, must still be decided as the full reading decides them.
+    func test_the_quick_body_check_agrees_at_every_offset_of_a_word() throws {
+        var bodies: [String] = []
+        let plain = String(repeating: "a", count: 19)
+        for special in ["\"", "\\n", "\\u0041", "\\q", "\t", "é", "\\"] {
+            for offset in 0...plain.count {
+                var text = plain
+                text.insert(contentsOf: special, at: text.index(text.startIndex, offsetBy: offset))
+                bodies.append(#"{"context":{"k":""# + text + #""}}"#)        // in a value
+                bodies.append(#"{"context":{""# + text + #"":1}}"#)         // in a name
+            }
+        }
+        for length in [1, 7, 8, 9, 15, 16, 17, 24] {
+            for offset in 0..<length {
+                let name = String(repeating: "n", count: length)
+                var other = Array(name.utf8)
+                other[offset] = UInt8(ascii: "m")
+                let different = String(decoding: other, as: UTF8.self)
+                // Differ in one byte (maybe one no fingerprint word covers), then equal: only the second is named twice.
+                bodies.append(#"{"context":{""# + name + #"":1,""# + different + #"":2}}"#)
+                bodies.append(#"{"context":{""# + name + #"":1,"x":{},""# + name + #"":2}}"#)
+                bodies.append(#"{""# + name + #"":{""# + name + #"":1},""# + name + #"":2}"#)
+            }
+        }
+        var decided = 0
+        for body in bodies {
+            let path = "/ofrep/v1/evaluate/flags/age"
+            let quick = try server.request("POST", path, contentType: "application/json", text: body)
+            let full = try server.request("POST", path, contentType: "application/json",
+                                          text: body + String(repeating: " ", count: 33 << 10))
+            XCTAssertEqual(quick.status, full.status, "\(body): \(quick.text) / \(full.text)")
+            XCTAssertEqual(quick.value?["errorDetails"], full.value?["errorDetails"], body)
+            if quick.status == 200 { decided += 1 }
+        }
+        // Both kinds occur: the bodies are not all refused (or all accepted) by one early mistake.
+        XCTAssertGreaterThan(decided, 50)
+        XCTAssertLessThan(decided, bodies.count - 50)
+    }
+
     /// The answers are built once per revision and then served as bytes: a change is seen by the
     /// very next evaluation, single and bulk, whatever was cached before it.
     func test_a_change_is_seen_by_the_next_evaluation_at_once() throws {
