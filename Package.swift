@@ -86,6 +86,8 @@ let package = Package(
             name: "TidingsStore",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API for the WAL hook (WALCheckpointer), which GRDB does not wrap.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

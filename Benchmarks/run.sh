@@ -601,6 +601,13 @@ elif out=$(ROUNDS=${BENCH_WRITE_ROUNDS:-3} DURATION=$DURATION CONNS=$CONNS Bench
     for store in sqlite pg pg2; do
         summary "(w) $store ÷ etcd, per round" "$(echo "$out" | grep "^RESULT .*store=$store " | sed -E 's/.* rate_ratio=([^ ]*) p99_ratio=([^ ]*)/\1× rate, \2× p99;/' | tr '\n' ' ')"
     done
+    # Issue 33's goals: PostgreSQL at least etcd's rate; SQLite's p99 at most etcd's, every round.
+    if echo "$out" | awk '/^RESULT / && /store=pg / { split($0, f, "rate_ratio="); split(f[2], r, " "); if (r[1] + 0 < 1) bad = 1 }
+                         /^RESULT / && /store=sqlite / { split($0, f, "p99_ratio="); if (f[2] + 0 > 1) bad = 1 }
+                         END { exit bad ? 0 : 1 }'; then
+        note "(w) a goal was missed in some round (PostgreSQL rate >= etcd's, SQLite p99 <= etcd's)"
+        GOALS_MISSED=$((GOALS_MISSED + 1))
+    fi
 else
     echo "$out" | sed 's/^/  /'
     fail "Benchmarks/writes.sh failed"

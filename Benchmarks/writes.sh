@@ -66,6 +66,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 # start NAME ARGS... : a Tidings instance; sets PORT once it answers /readyz.
 start() {
     local name=$1 pid; shift
+    : >"$WORK/$name.out"   # exists before the loop below reads it (the child opens it later)
     "$TIDINGS" --port 0 --log-level warning --feed-refresh 0 ${EXTRA[@]+"${EXTRA[@]}"} "$@" \
         >"$WORK/$name.out" 2>"$WORK/$name.err" &
     pid=$!
@@ -115,12 +116,14 @@ pg_counters() {
 # pg_waits DB SECONDS : what the database's other client backends wait on, sampled every
 # 20 ms by one session (a loop inside the server, so sampling costs no process per sample).
 pg_waits() {
-    psql_ -d "$1" -c "DO \$\$ DECLARE stop timestamptz := clock_timestamp() + interval '$2 seconds'; BEGIN
+    psql_ -d "$1" -c "DO \$\$ DECLARE stop timestamptz := clock_timestamp() + interval '$2 seconds'; found_rows bigint; BEGIN
         CREATE TEMP TABLE w (e text);
         WHILE clock_timestamp() < stop LOOP
             PERFORM pg_stat_clear_snapshot();
             INSERT INTO w SELECT COALESCE(wait_event_type || ':' || wait_event, 'running') FROM pg_stat_activity
              WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid() AND state = 'active';
+            GET DIAGNOSTICS found_rows = ROW_COUNT;
+            IF found_rows = 0 THEN INSERT INTO w VALUES ('none active'); END IF;
             PERFORM pg_sleep(0.02);
         END LOOP;
         RAISE NOTICE 'WAITS %', (SELECT string_agg(e || ' ' || n, ', ' ORDER BY n DESC)

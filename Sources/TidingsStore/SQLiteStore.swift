@@ -47,8 +47,10 @@ public final class SQLiteStore: ChangeStore {
     /// waits for the first instead of failing with "database is locked".
     ///
     /// `clock` stamps each commit's records (`at`) and drives retention by age; tests move it.
+    /// `checkpoints` says when the write-ahead log is checkpointed (``WALCheckpointer``).
     public init(directory: URL, limits: ChangeStoreLimits = ChangeStoreLimits(),
                 pollInterval: Duration = .milliseconds(100),
+                checkpoints: WALCheckpointPolicy = WALCheckpointPolicy(),
                 clock: @escaping @Sendable () -> Date = { Date() }) throws {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -72,7 +74,11 @@ public final class SQLiteStore: ChangeStore {
                 try Schema.migrator.migrate(database)
                 return database
             }
-            writer = StoreWriter(database: database, limits: limits, clock: clock)
+            // Checkpoints leave the writer's path: its connection's WAL hook replaces SQLite's
+            // auto-checkpoint and hands them to a connection of their own.
+            let checkpointer = try WALCheckpointer(path: path, policy: checkpoints)
+            database.inDatabase { checkpointer.install(on: $0) }
+            writer = StoreWriter(database: database, checkpointer: checkpointer, limits: limits, clock: clock)
             var readOnly = Configuration()
             readOnly.label = "tidings.store.history"
             readOnly.readonly = true
@@ -172,6 +178,7 @@ public final class SQLiteStore: ChangeStore {
             try? writer.database.close()
         }
         historyQueue.sync { try? historyReader.close() }
+        writer.checkpointer.close()
     }
 
     /// Expired lease rows removed per lease taken (more than one row is added per call).
@@ -208,6 +215,9 @@ public final class SQLiteStore: ChangeStore {
 
     /// Counters since opening (transactions, acknowledged commits, operations).
     public var statistics: StoreStatistics { writer.commits.statistics }
+
+    /// Write-ahead log checkpoints since opening (in the background, by the writer).
+    public var checkpointStatistics: WALCheckpointStatistics { writer.checkpointer.statistics }
 
     /// A read on the writer's queue (the one connection), off the caller's thread.
     private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {

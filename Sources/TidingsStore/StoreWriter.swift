@@ -12,6 +12,8 @@ internal import GRDB
 /// cooperative pool.
 final class StoreWriter: @unchecked Sendable {
     let database: DatabaseQueue
+    /// Checkpoints the log beside the writer; held here because `database`'s WAL hook points to it.
+    let checkpointer: WALCheckpointer
     let queue = DispatchQueue(label: "tidings.store.writer", qos: .userInitiated)
     let commits = CommitQueue()
     private let limits: ChangeStoreLimits
@@ -29,8 +31,10 @@ final class StoreWriter: @unchecked Sendable {
     /// The commit clock (records' `at`, retention by age); tests move it.
     private let clock: @Sendable () -> Date
 
-    init(database: DatabaseQueue, limits: ChangeStoreLimits, clock: @escaping @Sendable () -> Date = { Date() }) {
+    init(database: DatabaseQueue, checkpointer: WALCheckpointer, limits: ChangeStoreLimits,
+         clock: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
+        self.checkpointer = checkpointer
         self.limits = limits
         self.clock = clock
     }

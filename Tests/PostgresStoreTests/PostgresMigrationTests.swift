@@ -40,6 +40,23 @@ final class PostgresMigrationTests: PostgresTestCase {
         XCTAssertEqual(version.trimmingCharacters(in: .whitespacesAndNewlines), "\(PostgresSchema.version)")
     }
 
+    /// Version 8 → 9: the batch-of-sets function is created and the commit function that calls
+    /// it replaced, so a version-8 database (without `tidings_sets_v1`) commits batches of sets again.
+    func testAVersion8DatabaseGetsTheBatchOfSetsPath() async throws {
+        let url = try makeDatabase()
+        let first = try await makeStore(url)
+        _ = try await first.commit(StoreWrite([set("k", "1")]))
+        await first.close()
+        try cluster().psql("UPDATE schema_version SET version = 8; DROP FUNCTION tidings_sets_v1(jsonb, bigint, bigint)",
+                           database: databaseName(url))
+
+        let migrated = try await makeStore(url)
+        let answer = try await migrated.commit(StoreWrite([set("k", "2")]))
+        XCTAssertEqual(answer.map(\.event), [Change(revision: 2, kind: .preference(key: "k", json: "2"))])
+        let version = try cluster().psql("SELECT version FROM schema_version", database: databaseName(url))
+        XCTAssertEqual(version.trimmingCharacters(in: .whitespacesAndNewlines), "\(PostgresSchema.version)")
+    }
+
     func testADatabaseFromANewerBuildIsRefused() async throws {
         let url = try makeDatabase()
         let first = try await makeStore(url)

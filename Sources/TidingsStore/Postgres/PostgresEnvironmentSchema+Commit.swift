@@ -4,6 +4,8 @@ extension PostgresEnvironmentSchema {
     /// As `tidings_commit_v2`, through `tidings_apply_v3`: a checkpoint writes one row per
     /// environment, and pruning folds what it drops into each environment's base (the floor
     /// and its time are kept on `default`'s row; every base row has the floor's revision).
+    /// Since schema version 9 a batch of plain sets goes through `tidings_sets_v1` (replaced in
+    /// place: same signature and answers, so an instance of the version-8 build keeps working).
     static let commitFunction = """
         CREATE OR REPLACE FUNCTION tidings_commit_v3(batch jsonb, now bigint, max_count bigint, max_bytes bigint,
                                                      max_age bigint, keep_count bigint, keep_bytes bigint, checkpoint_every bigint)
@@ -14,7 +16,7 @@ extension PostgresEnvironmentSchema {
             err_state text; err_msg text; err_detail text;
             oldest bigint; oldest_at bigint; cnt bigint; age_cut bigint;
             base_rev bigint; base jsonb; folded jsonb; lr bigint; lv text; la bigint; env_name text;
-            cp jsonb; cp_bytes bigint; since bigint; freed bigint;
+            cp jsonb; cp_bytes bigint; since bigint; freed bigint; answer jsonb;
         BEGIN
             SELECT m.revision, m.history_bytes, m.last_at INTO rev, hist_bytes, last_at
                 FROM meta m WHERE m.id = 1 FOR UPDATE;
@@ -23,25 +25,36 @@ extension PostgresEnvironmentSchema {
             END IF;
             first_rev := rev;
             at := GREATEST(now, last_at);
-            FOR i IN 0 .. jsonb_array_length(batch) - 1 LOOP
-                w := batch->i;
-                IF jsonb_array_length(w->'o') > 1 AND (w->'o' @> '[{"t": "add"}]' OR w->'o' @> '[{"t": "remove"}]') THEN
-                    BEGIN
+            -- A batch of plain sets (one `set` operation per write: nearly every batch under
+            -- load) takes tidings_sets_v1, which writes its rows in three statements; any other
+            -- batch goes write by write.
+            IF NOT jsonb_path_exists(batch, '$[*] ? (!exists(@.o[0]) || @.o.size() != 1 || @.o[0].t != "set")') THEN
+                res := tidings_sets_v1(batch, rev, at);
+                rev := (res->>'r')::bigint;
+                hist_bytes := hist_bytes + (res->>'b')::bigint;
+                answer := res->'w';
+            ELSE
+                FOR i IN 0 .. jsonb_array_length(batch) - 1 LOOP
+                    w := batch->i;
+                    IF jsonb_array_length(w->'o') > 1 AND (w->'o' @> '[{"t": "add"}]' OR w->'o' @> '[{"t": "remove"}]') THEN
+                        BEGIN
+                            res := tidings_apply_v3(w, rev, at);
+                        EXCEPTION WHEN OTHERS THEN
+                            GET STACKED DIAGNOSTICS err_state = RETURNED_SQLSTATE, err_msg = MESSAGE_TEXT,
+                                err_detail = PG_EXCEPTION_DETAIL;
+                            res := jsonb_build_object('s', err_state, 'm', err_msg, 'd', err_detail);
+                        END;
+                    ELSE
                         res := tidings_apply_v3(w, rev, at);
-                    EXCEPTION WHEN OTHERS THEN
-                        GET STACKED DIAGNOSTICS err_state = RETURNED_SQLSTATE, err_msg = MESSAGE_TEXT,
-                            err_detail = PG_EXCEPTION_DETAIL;
-                        res := jsonb_build_object('s', err_state, 'm', err_msg, 'd', err_detail);
-                    END;
-                ELSE
-                    res := tidings_apply_v3(w, rev, at);
-                END IF;
-                IF res ? 'c' THEN
-                    rev := (res->>'r')::bigint;
-                    hist_bytes := hist_bytes + (res->>'b')::bigint;
-                END IF;
-                results := results || res;
-            END LOOP;
+                    END IF;
+                    IF res ? 'c' THEN
+                        rev := (res->>'r')::bigint;
+                        hist_bytes := hist_bytes + (res->>'b')::bigint;
+                    END IF;
+                    results := results || res;
+                END LOOP;
+                answer := to_jsonb(results);
+            END IF;
             IF rev > first_rev THEN
                 IF rev / checkpoint_every > first_rev / checkpoint_every THEN
                     -- Per environment, a checkpoint only when its rows since its previous one hold
@@ -118,7 +131,7 @@ extension PostgresEnvironmentSchema {
                 UPDATE meta SET revision = rev, history_bytes = GREATEST(hist_bytes, 0), last_at = at WHERE id = 1;
                 PERFORM pg_notify('\(PostgresSchema.channel)', rev::text);
             END IF;
-            RETURN to_jsonb(results);
+            RETURN answer;
         END
         $$
         """

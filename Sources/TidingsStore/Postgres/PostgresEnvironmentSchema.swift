@@ -6,7 +6,7 @@
 /// earlier functions (which no longer fit the keys: an instance of an older build must stop).
 enum PostgresEnvironmentSchema {
     static let statements: [String] = [migration] + [stateFunction, thingsChangeFunction, applyFunction,
-                                                     commitFunction, asOfFunction]
+                                                     setsFunction, commitFunction, asOfFunction]
 
     /// The tables, once (the block does nothing when `environment` exists already).
     static let migration = """

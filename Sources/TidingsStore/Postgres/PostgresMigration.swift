@@ -24,7 +24,8 @@ enum PostgresMigration {
                 logger.info("migrating the PostgreSQL schema", metadata: ["from": "\(found)", "to": "\(PostgresSchema.version)"])
                 let statements = found < 1 ? PostgresSchema.fromEmpty
                     : found < 4 ? PostgresSchema.fromVersion1 : found < 6 ? PostgresSchema.fromVersion4
-                    : found < 7 ? PostgresSchema.fromVersion6 : PostgresSchema.fromVersion7
+                    : found < 7 ? PostgresSchema.fromVersion6 : found < 8 ? PostgresSchema.fromVersion7
+                    : PostgresSchema.fromVersion8
                 for statement in statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }

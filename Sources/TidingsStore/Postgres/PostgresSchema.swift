@@ -8,7 +8,9 @@
 /// environments (``PostgresEnvironmentSchema``); version 7 creates the schedule table with the
 /// schema (it was created by the first schedule call) so that `tidings_apply_v3`, replaced in
 /// place, cancels a deleted environment's pending schedules in the delete's transaction; version 8
-/// keeps server-wide secrets (`server_secret`, ``ServerSecretStore``: the stream tickets' key). A build refuses a database whose
+/// keeps server-wide secrets (`server_secret`, ``ServerSecretStore``: the stream tickets' key); version 9
+/// commits a batch of plain sets in three statements (`tidings_sets_v1`, `tidings_commit_v3`
+/// replaced in place). A build refuses a database whose
 /// version is newer than its own, so an older build never runs against functions it does not
 /// know.
 ///
@@ -25,7 +27,7 @@
 ///   ``PostgresBatch``).
 enum PostgresSchema {
     /// The version this build creates and understands.
-    static let version = 8
+    static let version = 9
     /// Taken around migrations, so instances starting together migrate one at a time.
     static let migrationLockKey: Int64 = 0x7469_6469_6E67_7331  // "tidings1"
     /// The LISTEN/NOTIFY channel every commit notifies with its last revision.
@@ -61,7 +63,12 @@ enum PostgresSchema {
     /// asks (``PostgresStore/streamTicketSecret()``).
     static let fromVersion7: [String] = [
         "CREATE TABLE IF NOT EXISTS server_secret (name text PRIMARY KEY, value text NOT NULL)",
-    ]
+    ] + fromVersion8
+
+    /// Version 9: the batch-of-sets path (``PostgresEnvironmentSchema/setsFunction``) and the
+    /// commit function that takes it, replaced in place (same name and signature: an instance
+    /// of the version-8 build still running keeps working).
+    static let fromVersion8: [String] = [PostgresEnvironmentSchema.setsFunction, PostgresEnvironmentSchema.commitFunction]
 
     /// Version 4: the identity, written once (a restore of this database's own dump brings its
     /// identity back with it; a new or another database has another one).
