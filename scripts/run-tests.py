@@ -88,8 +88,9 @@ def xctest_jobs() -> list[Job]:
     return result
 
 
-# The build of the test binary as a job (`--build-tests`): it takes both cores' worth of slots, and
-# the XCTest jobs are made from the binary once it has passed.
+# The build of the test binary as a job (`--build-tests`): it takes most of the slots (1.7 of 3: one
+# short job fits beside it, and fills its serial phases — module emission, linking), and the XCTest
+# jobs are made from the binary once it has passed.
 BUILD_TESTS = "build-tests"
 
 
@@ -293,7 +294,7 @@ def main() -> int:
         # The same flags as the server binary's build (TEST_BUILD_FLAGS, from the Makefile), so the
         # objects it made are reused and the server binary is not linked again under running jobs.
         flags = shlex.split(os.environ.get("TEST_BUILD_FLAGS", ""))
-        build = Job(BUILD_TESTS, ["swift", "build", "--build-tests", *flags], weight=2.0, limit=2400, expected=300)
+        build = Job(BUILD_TESTS, ["swift", "build", "--build-tests", *flags], weight=1.7, limit=2400, expected=300)
         others = jobs(str(TIDINGS))
         for job in others:
             if job.solo:   # a solo job waits for an empty machine: after the build, not before it
