@@ -145,6 +145,7 @@ class Runner:
         self.slots = slots
         self.later = later
         self.timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
+        self.began = time.monotonic()
         self.order()
 
     def order(self) -> None:
@@ -192,7 +193,10 @@ class Runner:
             self.jobs += self.later()
             self.order()
         took = job.finished - job.started
-        print(f"{'PASS' if status == 'passed' else 'FAIL'} {job.name} ({took:.0f} s)", flush=True)
+        # When it ran, from the suite's start: enough to read the schedule back (what ran beside
+        # what, where the slots idled) from a CI log.
+        print(f"{'PASS' if status == 'passed' else 'FAIL'} {job.name} ({took:.0f} s, "
+              f"+{job.started - self.began:.0f}–{job.finished - self.began:.0f} s)", flush=True)
         if status != "passed":
             log = LOGS / f"{job.name.replace(':', '-')}.log"
             print(f"---- {log.relative_to(ROOT)} (last lines) ----\n{tail(log)}----", flush=True)
@@ -206,7 +210,7 @@ class Runner:
             job.process.wait()
 
     def run(self) -> int:
-        began = time.monotonic()
+        began = self.began = time.monotonic()
         try:
             while True:
                 for job in self.running():
