@@ -62,8 +62,29 @@ PIDS+=($!)
 kv() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "n/a" }'; }
+# cpu_ticks PID... : user + system clock ticks the processes used so far (every thread's;
+# a process gone counts 0). On 2 shared cores the CPU a write costs is what decides the rate.
+cpu_ticks() {
+    local pid total=0 f
+    for pid in "$@"; do
+        f=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
+        f=${f##*) }   # the fields after the command name
+        read -r -a a <<< "$f"
+        total=$((total + a[11] + a[12]))
+    done
+    echo "$total"
+}
+# pg_pids : the PostgreSQL cluster's processes (the postmaster and its children).
+pg_pids() {
+    local pm
+    pm=$(head -n1 "$WORK/pg/data/postmaster.pid" 2>/dev/null) || return 0
+    echo "$pm" $(ps -o pid= --ppid "$pm")
+}
+# cpu_per_write TICKS WRITES : microseconds of CPU per acknowledged write.
+cpu_per_write() { awk -v t="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { if (n > 0) printf "%.0f", t * 1e6 / hz / n; else printf "n/a" }'; }
 
-# start NAME ARGS... : a Tidings instance; sets PORT once it answers /readyz.
+# start NAME ARGS... : a Tidings instance; sets PORT once it answers /readyz (and PIDOF[NAME]).
+declare -A PIDOF=()
 start() {
     local name=$1 pid; shift
     : >"$WORK/$name.out"   # exists before the loop below reads it (the child opens it later)
@@ -71,6 +92,7 @@ start() {
         >"$WORK/$name.out" 2>"$WORK/$name.err" &
     pid=$!
     PIDS+=("$pid")
+    PIDOF[$name]=$pid
     PORT=""
     for _ in $(seq 1 300); do
         PORT=$(sed -nE 's#.*listening on http://[^ ]*:([0-9]+).*#\1#p' "$WORK/$name.out" | head -n1)
@@ -133,12 +155,20 @@ pg_waits() {
 # pg_where DB BEFORE AFTER ACKED WAITS : the line saying where the time went.
 pg_where() {
     local calls ms syncs writes
+    local c0 t0 s0 w0 c1 t1 s1 w1
     read -r c0 t0 s0 w0 _ <<< "$2"; read -r c1 t1 s1 w1 _ <<< "$3"
     calls=$((c1 - c0)); syncs=$((s1 - s0)); writes=$((w1 - w0))
     ms=$(awk -v a="$t0" -v b="$t1" -v n="$calls" 'BEGIN { printf "%.2f", (n > 0 ? (b - a) / n : 0) }')
     printf '      where: %s batches, %s writes/batch, %s WAL fsyncs/batch (%s WAL writes), %s ms in the commit function per batch\n' \
         "$calls" "$(ratio "$4" "$calls")" "$(ratio "$syncs" "$calls")" "$writes" "$ms"
     printf '      backends waiting (samples): %s\n' "${5:-none}"
+}
+
+# pg_cpu TIDINGS_TICKS PG_TICKS ACKED : the CPU a write cost, Tidings' and the cluster's (every
+# PostgreSQL process: backends, WAL writer, the sampling session above).
+pg_cpu() {
+    printf '      CPU per write: %s µs (Tidings %s + PostgreSQL %s)\n' "$(cpu_per_write $(($1 + $2)) "$3")" \
+        "$(cpu_per_write "$1" "$3")" "$(cpu_per_write "$2" "$3")"
 }
 
 # start_with BIN NAME ARGS... : as start, with another binary (BEFORE_BIN).
@@ -163,7 +193,8 @@ etcd --data-dir "$WORK/etcd" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" 
      --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$ETCD_PEER" \
      --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER" \
      --initial-cluster "default=http://127.0.0.1:$ETCD_PEER" >"$WORK/etcd.log" 2>&1 &
-PIDS+=($!)
+ETCD_PID=$!
+PIDS+=("$ETCD_PID")
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$ETCD_PORT/health" >/dev/null && break; sleep 0.1; done
 curl -sf "http://127.0.0.1:$ETCD_PORT/health" >/dev/null || { echo "etcd did not start:"; tail -5 "$WORK/etcd.log"; exit 1; }
 
@@ -175,27 +206,34 @@ row() {  # row KEY LABEL LINE : prints and records one measurement
 }
 # sqlite_run KEY LABEL DIR
 sqlite_run() {
-    local url="http://127.0.0.1:${PORTS[$1]}/preferences/name" line
+    local url="http://127.0.0.1:${PORTS[$1]}/preferences/name" line tk0 tk1
     load "$PUT" "$url" "$CONNS" 2 >/dev/null
+    tk0=$(cpu_ticks "${PIDOF[$1]}")
     line=$(load "$PUT" "$url" "$CONNS" "$DURATION")
+    tk1=$(cpu_ticks "${PIDOF[$1]}")
     row "$1" "$2" "$line"
+    printf '      CPU per write: %s µs (Tidings)\n' "$(cpu_per_write $((tk1 - tk0)) "$(kv "$line" acked)")"
     printf '      WAL file after the run: %s KiB\n' "$(( $(stat -c %s "$WORK/$3/tidings.sqlite-wal" 2>/dev/null || echo 0) / 1024 ))"
 }
 # pg_run KEY LABEL DB
 pg_run() {
-    local url="http://127.0.0.1:${PORTS[$1]}/preferences/name" line before after waiter
+    local url="http://127.0.0.1:${PORTS[$1]}/preferences/name" line before after waiter tk0 tk1 p0 p1 pgs
     load "$PUT" "$url" "$CONNS" 2 >/dev/null
     before=$(pg_counters "$3")
     pg_waits "$3" "$DURATION" >"$WORK/waits" &
     waiter=$!
+    pgs=$(pg_pids)
+    tk0=$(cpu_ticks "${PIDOF[$1]}"); p0=$(cpu_ticks $pgs)
     line=$(load "$PUT" "$url" "$CONNS" "$DURATION")
+    tk1=$(cpu_ticks "${PIDOF[$1]}"); p1=$(cpu_ticks $pgs)
     wait "$waiter" 2>/dev/null || true
     after=$(pg_counters "$3")
     row "$1" "$2" "$line"
     pg_where "$3" "$before" "$after" "$(kv "$line" acked)" "$(cat "$WORK/waits")"
+    pg_cpu "$((tk1 - tk0))" "$((p1 - p0))" "$(kv "$line" acked)"
 }
 pg2_run() {
-    local half=$((CONNS / 2)) before after waiter la linea lineb
+    local half=$((CONNS / 2)) before after waiter la linea lineb tk0 tk1 p0 p1 pgs
     load "$PUT" "http://127.0.0.1:${PORTS[a]}/preferences/name" "$half" 2 >/dev/null &
     la=$!
     load "$PUT" "http://127.0.0.1:${PORTS[b]}/preferences/name" "$half" 2 >/dev/null
@@ -203,10 +241,13 @@ pg2_run() {
     before=$(pg_counters pair)
     pg_waits pair "$DURATION" >"$WORK/waits" &
     waiter=$!
+    pgs=$(pg_pids)
+    tk0=$(cpu_ticks "${PIDOF[a]}" "${PIDOF[b]}"); p0=$(cpu_ticks $pgs)
     load "$PUT" "http://127.0.0.1:${PORTS[a]}/preferences/name" "$half" "$DURATION" >"$WORK/a.line" &
     la=$!
     lineb=$(load "$PUT" "http://127.0.0.1:${PORTS[b]}/preferences/name" "$half" "$DURATION")
     wait "$la" 2>/dev/null || true
+    tk1=$(cpu_ticks "${PIDOF[a]}" "${PIDOF[b]}"); p1=$(cpu_ticks $pgs)
     wait "$waiter" 2>/dev/null || true
     after=$(pg_counters pair)
     linea=$(cat "$WORK/a.line")
@@ -216,11 +257,17 @@ pg2_run() {
         "${RATE[pg2]}" "${P99[pg2]}" "$(kv "$linea" acked_per_s)" "$(kv "$linea" p99_ms)" \
         "$(kv "$lineb" acked_per_s)" "$(kv "$lineb" p99_ms)" "$(kv "$linea" non2xx)" "$(kv "$lineb" non2xx)"
     pg_where pair "$before" "$after" "$(( $(kv "$linea" acked) + $(kv "$lineb" acked) ))" "$(cat "$WORK/waits")"
+    pg_cpu "$((tk1 - tk0))" "$((p1 - p0))" "$(( $(kv "$linea" acked) + $(kv "$lineb" acked) ))"
 }
 etcd_run() {
     local url="http://127.0.0.1:$ETCD_PORT/v3/kv/put"
+    local line tk0 tk1
     load Benchmarks/etcd-put.lua "$url" "$CONNS" 2 >/dev/null
-    row etcd "etcd /v3/kv/put" "$(load Benchmarks/etcd-put.lua "$url" "$CONNS" "$DURATION")"
+    tk0=$(cpu_ticks "$ETCD_PID")
+    line=$(load Benchmarks/etcd-put.lua "$url" "$CONNS" "$DURATION")
+    tk1=$(cpu_ticks "$ETCD_PID")
+    row etcd "etcd /v3/kv/put" "$line"
+    printf '      CPU per write: %s µs (etcd)\n' "$(cpu_per_write $((tk1 - tk0)) "$(kv "$line" acked)")"
 }
 
 echo "==== durable writes against etcd $(etcd --version | sed -n 's/^etcd Version: //p'): $CONNS clients, ${DURATION} s after a 2 s warm-up, $ROUNDS rounds ===="

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import TidingsStore
+import TestFixtures
 
 /// A batch in which every write sets one preference goes through `tidings_sets_v1` (schema
 /// version 7), which keeps the batch's values in memory and writes its rows at the end. It must
@@ -72,6 +73,76 @@ final class PostgresBatchOfSetsTests: PostgresTestCase {
         XCTAssertEqual(snapshot.revision, 7)
         XCTAssertEqual(snapshot.preferences, reference.preferences)
         XCTAssertEqual(snapshot.preferences["name"], StoredPreference(json: #""d""#, revision: 7))
+    }
+}
+
+/// A batch of plain sets (no `If-Match`) goes to `tidings_set_batch_v1` as arrays (schema
+/// version 10). It must answer and store exactly what the JSON call (`tidings_commit_v3`) does
+/// with the same batch: here both run on two fresh databases and every row is compared, the
+/// history's byte counts and the counter row included.
+final class PostgresSetBatchTests: PostgresTestCase {
+    func testTheArrayCallAnswersAndStoresAsTheJSONCall() async throws {
+        let arrays = try await makeStore(try makeDatabase())
+        let json = try await makeStore(try makeDatabase())
+        for store in [arrays, json] {
+            _ = try await store.commit(StoreWrite([.createEnvironment(copiedFrom: nil, limit: 10)], environment: "staging"))
+            _ = try await store.commit(StoreWrite([set("size", "1", default: "0")]))
+        }
+        let writes: [StoreWrite] = [
+            StoreWrite([set("name", #""a""#, default: #""x""#)]),                                   // 3
+            StoreWrite([set("name", #""a""#, default: #""x""#)], actor: "carol"),                   // the same: nothing
+            StoreWrite([set("name", nil, default: #""x""#)], actor: "alice", reason: "back"),       // 4, reset
+            StoreWrite([set("name", #""x""#, default: #""x""#)]),                                   // the default again: nothing
+            StoreWrite([set("name", #""s""#, default: #""x""#)], environment: "staging"),           // 5
+            StoreWrite([set("name", #""u""#, default: #""x""#)], environment: "nope"),              // unknown
+            StoreWrite([set("size", "2", default: "0")], reason: "grow"),                           // 6, before 1
+            StoreWrite([set("name", #""é → ü""#, default: #""x""#)], actor: "bób", reason: "ünïcode"), // 7: bytes counted in UTF-8
+            StoreWrite([set("size", nil, default: "0")]),                                           // 8, reset
+            StoreWrite([set("color", #""red""#, default: #""red""#)]),                              // never set, the default: nothing
+            StoreWrite([set("name", #""s""#, default: #""x""#)], environment: "staging"),           // the same in staging: nothing
+            StoreWrite([set("name", #""t""#, default: #""x""#)], reason: "", environment: "staging"), // 9, an empty reason
+        ]
+        XCTAssertNotNil(PostgresSetBatch(writes), "every write is a plain set: the array call")
+        let viaArrays = await arrays.commitGroup(writes, on: arrays.writer)
+        let call = try json.commitCall(writes)
+        let answer = try await json.withConnection(json.writer) { connection in
+            try await PostgresStore.answer(of: call, on: connection, logger: .testing)
+        }
+        let viaJSON = try PostgresBatch.decode(answer, writes: writes)
+        XCTAssertEqual(viaArrays.count, writes.count)
+        for (index, (got, want)) in zip(viaArrays, viaJSON).enumerated() {
+            XCTAssertEqual(got.map { $0.map(\.withoutTime) }, want.map { $0.map(\.withoutTime) }, "write \(index)")
+        }
+        XCTAssertEqual(try viaArrays[7].get().map(\.revision), [7])
+        XCTAssertEqual(try viaArrays[6].get().first?.before, "1")
+
+        func rows(_ store: PostgresStore) throws -> String {
+            try [
+                "SELECT revision, kind, op, subject, value, bytes, actor, reason, before, environment FROM change ORDER BY revision",
+                "SELECT environment, key, value, revision FROM preference ORDER BY environment, key",
+                "SELECT name, revision, things_revision FROM environment ORDER BY name",
+                "SELECT revision, history_bytes, things_revision FROM meta",
+            ].map { try cluster().psql($0, database: store.url.database) }.joined(separator: "\n")
+        }
+        let stored = try rows(arrays)
+        XCTAssertEqual(stored, try rows(json))
+        XCTAssertTrue(stored.contains("ünïcode"), stored)
+        let snapshot = try await arrays.loadSnapshot()
+        XCTAssertEqual(snapshot.revision, 9)
+        XCTAssertEqual(snapshot.preferences["name"], StoredPreference(json: #""é → ü""#, revision: 7))
+    }
+
+    /// Only plain sets take the array call: any condition, schedule or other operation keeps the
+    /// batch on the JSON call, which decides them.
+    func testOnlyPlainSetsTakeTheArrayCall() {
+        var global = StoreWrite([set("k", "1")])
+        global.expectedGlobalRevisions = [3]
+        XCTAssertNil(PostgresSetBatch([global]))
+        XCTAssertNil(PostgresSetBatch([StoreWrite([set("k", "1")], expectedRevisions: ["k": [1]])]))
+        XCTAssertNil(PostgresSetBatch([StoreWrite([set("k", "1"), set("j", "2")])]))
+        XCTAssertNil(PostgresSetBatch([StoreWrite([set("k", "1")]), StoreWrite([.addThing("A")])]))
+        XCTAssertNil(PostgresSetBatch([]))
+        XCTAssertNotNil(PostgresSetBatch([StoreWrite([set("k", "1")]), StoreWrite([set("k", nil)], environment: "e")]))
     }
 }
 

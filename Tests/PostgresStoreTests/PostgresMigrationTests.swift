@@ -57,6 +57,35 @@ final class PostgresMigrationTests: PostgresTestCase {
         XCTAssertEqual(version.trimmingCharacters(in: .whitespacesAndNewlines), "\(PostgresSchema.version)")
     }
 
+    /// Version 9 → 10: the array call for a batch of plain sets and the upkeep it shares with
+    /// the commit function are created, so a version-9 database (without either) commits plain
+    /// sets again — and keeps its checkpoints and pruning (a batch crossing revision 1,000).
+    func testAVersion9DatabaseGetsTheArrayCallForPlainSets() async throws {
+        let url = try makeDatabase()
+        let first = try await makeStore(url)
+        _ = try await first.commit(StoreWrite([set("k", "1")]))
+        await first.close()
+        try cluster().psql("""
+            UPDATE schema_version SET version = 9;
+            DROP FUNCTION tidings_set_batch_v1(text[], text[], boolean[], text[], text[], text[], text[], boolean[],
+                                               bigint, bigint, bigint, bigint, bigint, bigint, bigint);
+            DROP FUNCTION tidings_upkeep_v1(bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint)
+            """, database: databaseName(url))
+
+        let migrated = try await makeStore(url)
+        let answer = try await migrated.commit(StoreWrite([set("k", "2")]))
+        XCTAssertEqual(answer.map(\.event), [Change(revision: 2, kind: .preference(key: "k", json: "2"))])
+        // One batch from 998 to 1,001 through the array call: the checkpoint at 1,000 is written.
+        try cluster().psql("UPDATE meta SET revision = 997", database: databaseName(url))
+        let batch = (0..<4).map { StoreWrite([set("k", "\(10 + $0)")]) }
+        let results = await migrated.commitGroup(batch, on: migrated.writer)
+        XCTAssertEqual(try results.map { try $0.get().map(\.revision) }, [[998], [999], [1000], [1001]])
+        let checkpoints = try cluster().psql("SELECT revision FROM checkpoint ORDER BY revision", database: databaseName(url))
+        XCTAssertEqual(checkpoints.trimmingCharacters(in: .whitespacesAndNewlines), "1001")
+        let version = try cluster().psql("SELECT version FROM schema_version", database: databaseName(url))
+        XCTAssertEqual(version.trimmingCharacters(in: .whitespacesAndNewlines), "\(PostgresSchema.version)")
+    }
+
     func testADatabaseFromANewerBuildIsRefused() async throws {
         let url = try makeDatabase()
         let first = try await makeStore(url)

@@ -27,6 +27,31 @@ final class PostgresTwoInstancesTests: PostgresTestCase {
         }
     }
 
+    /// An instance's own commits reach it through their answers, so its doorbell stays quiet
+    /// for them (it used to ring for every batch, and the instance read back what it had just
+    /// applied); another instance's commit still rings it.
+    func testTheDoorbellRingsForAnotherInstancesCommitsOnly() async throws {
+        let url = try makeDatabase()
+        var quiet = PostgresStoreOptions.testing
+        quiet.pollInterval = .seconds(120)
+        let a = try await makeStore(url, options: quiet)
+        let rings = RingCounter()
+        a.watch { rings.ring() }
+        await waitUntil("A's watcher to listen") { rings.count > 0 }
+        let listening = rings.count
+        for value in 1...3 {
+            _ = try await a.commit(StoreWrite([set("k", "\(value)")]))
+        }
+        let b = try await makeStore(url, options: quiet)
+        _ = try await b.commit(StoreWrite([set("k", "4")]))
+        // PostgreSQL sends notifications in commit order: once B's rang, A's three had arrived.
+        await waitUntil("A's doorbell after B's commit", timeout: 5) { rings.count > listening }
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertEqual(rings.count - listening, 1, "one ring: B's commit, none for A's own three")
+        let applied = try await a.changes(after: 3, limit: 10)
+        XCTAssertEqual(applied.map(\.revision), [4])
+    }
+
     func testInstancesStartingTogetherOnAnEmptyDatabaseAllMigrate() async throws {
         let url = try makeDatabase()
         let stores = try (0..<6).map { _ in try PostgresStore(url: url, logger: .testing, options: .testing) }

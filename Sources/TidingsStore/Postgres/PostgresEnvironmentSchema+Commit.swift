@@ -55,85 +55,94 @@ extension PostgresEnvironmentSchema {
                 END LOOP;
                 answer := to_jsonb(results);
             END IF;
-            IF rev > first_rev THEN
-                IF rev / checkpoint_every > first_rev / checkpoint_every THEN
-                    -- Per environment, a checkpoint only when its rows since its previous one hold
-                    -- at least its bytes (else replaying them is the cheaper read); its bytes
-                    -- count as history.
-                    FOR env_name IN SELECT e.name FROM environment e LOOP
-                        cp := tidings_state_v2(at, env_name);
-                        cp_bytes := octet_length(cp::text);
-                        SELECT COALESCE(sum(c.bytes), 0) INTO since FROM change c
-                         WHERE c.environment = env_name
-                           AND c.revision > COALESCE((SELECT max(k.revision) FROM checkpoint k WHERE k.environment = env_name), 0);
-                        IF since >= cp_bytes THEN
-                            INSERT INTO checkpoint (revision, environment, state) VALUES (rev, env_name, cp)
-                                ON CONFLICT (environment, revision) DO UPDATE SET state = excluded.state;
-                            hist_bytes := hist_bytes + cp_bytes;
-                        END IF;
-                    END LOOP;
-                END IF;
-                SELECT min(c.revision) INTO oldest FROM change c;
-                IF oldest IS NOT NULL THEN
-                    cnt := rev - oldest + 1;
-                    age_cut := CASE WHEN max_age >= 0 THEN now - max_age ELSE NULL END;
-                    SELECT c.at INTO oldest_at FROM change c WHERE c.revision = oldest;
-                    IF (cnt > max_count OR hist_bytes > max_bytes OR (age_cut IS NOT NULL AND oldest_at < age_cut))
-                       AND NOT (cnt <= keep_count AND hist_bytes <= keep_bytes) THEN
-                        cutoff := NULL;
-                        FOR r IN SELECT c.revision, c.bytes, c.at FROM change c ORDER BY c.revision LOOP
-                            EXIT WHEN NOT (cnt > max_count OR hist_bytes > max_bytes OR (age_cut IS NOT NULL AND r.at < age_cut));
-                            EXIT WHEN cnt <= keep_count AND hist_bytes <= keep_bytes;
-                            hist_bytes := hist_bytes - r.bytes;
-                            cnt := cnt - 1;
-                            cutoff := r.revision;
-                            la := r.at;
-                        END LOOP;
-                        IF cutoff IS NOT NULL THEN
-                            SELECT b.revision INTO base_rev FROM history_base b WHERE b.environment = 'default' FOR UPDATE;
-                            base_rev := COALESCE(base_rev, 0);
-                            FOR env_name IN SELECT DISTINCT c.environment FROM change c
-                                             WHERE c.revision > base_rev AND c.revision <= cutoff AND c.kind IN ('preference', 'things') LOOP
-                                base := NULL;
-                                SELECT b.state INTO base FROM history_base b WHERE b.environment = env_name FOR UPDATE;
-                                base := COALESCE(base, '{}'::jsonb);
-                                folded := NULL;
-                                SELECT jsonb_object_agg(q.subject, jsonb_build_object('v', q.value, 'r', q.revision)) INTO folded
-                                  FROM (SELECT DISTINCT ON (c.subject) c.subject, c.value, c.revision FROM change c
-                                         WHERE c.kind = 'preference' AND c.environment = env_name
-                                           AND c.revision > base_rev AND c.revision <= cutoff
-                                         ORDER BY c.subject, c.revision DESC) q;
-                                IF folded IS NOT NULL THEN
-                                    base := jsonb_set(base, '{p}', COALESCE(base->'p', '{}'::jsonb) || folded);
-                                END IF;
-                                SELECT c.revision, c.value INTO lr, lv FROM change c
-                                 WHERE c.kind = 'things' AND c.environment = env_name AND c.revision > base_rev AND c.revision <= cutoff
-                                 ORDER BY c.revision DESC LIMIT 1;
-                                IF FOUND THEN
-                                    base := base || jsonb_build_object('t', lv::jsonb, 'tr', lr);
-                                END IF;
-                                INSERT INTO history_base (environment, revision, state) VALUES (env_name, cutoff, base)
-                                    ON CONFLICT (environment) DO UPDATE SET state = excluded.state;
-                            END LOOP;
-                            IF cutoff > base_rev THEN
-                                INSERT INTO history_base (environment, revision, state) VALUES ('default', cutoff, jsonb_build_object('a', la))
-                                    ON CONFLICT (environment) DO UPDATE SET state = history_base.state || jsonb_build_object('a', la);
-                                UPDATE history_base SET revision = GREATEST(revision, cutoff),
-                                                        state = state || jsonb_build_object('a', la);
-                            END IF;
-                            DELETE FROM change c WHERE c.revision <= cutoff;
-                            SELECT COALESCE(sum(octet_length(k.state::text)), 0) INTO freed FROM checkpoint k WHERE k.revision <= cutoff;
-                            hist_bytes := hist_bytes - freed;
-                            DELETE FROM checkpoint k WHERE k.revision <= cutoff;
-                        END IF;
-                    END IF;
-                END IF;
-                UPDATE meta SET revision = rev, history_bytes = GREATEST(hist_bytes, 0), last_at = at WHERE id = 1;
-                PERFORM pg_notify('\(PostgresSchema.channel)', rev::text);
-            END IF;
+            \(upkeepBlock)
             RETURN answer;
         END
         $$
+        """
+
+    /// What every commit does once its changes are written (`rev` > `first_rev`: it changed
+    /// something): a checkpoint per environment when the batch crossed a multiple of
+    /// `checkpoint_every`, pruning by count, bytes and age (folding what it drops into the
+    /// history base), the counter row, and the NOTIFY. Shared by `tidings_commit_v3` and, as
+    /// `tidings_upkeep_v1`, by the batch-of-sets call (``PostgresSetBatchSchema``).
+    static let upkeepBlock = """
+        IF rev > first_rev THEN
+            IF rev / checkpoint_every > first_rev / checkpoint_every THEN
+                -- Per environment, a checkpoint only when its rows since its previous one hold
+                -- at least its bytes (else replaying them is the cheaper read); its bytes
+                -- count as history.
+                FOR env_name IN SELECT e.name FROM environment e LOOP
+                    cp := tidings_state_v2(at, env_name);
+                    cp_bytes := octet_length(cp::text);
+                    SELECT COALESCE(sum(c.bytes), 0) INTO since FROM change c
+                     WHERE c.environment = env_name
+                       AND c.revision > COALESCE((SELECT max(k.revision) FROM checkpoint k WHERE k.environment = env_name), 0);
+                    IF since >= cp_bytes THEN
+                        INSERT INTO checkpoint (revision, environment, state) VALUES (rev, env_name, cp)
+                            ON CONFLICT (environment, revision) DO UPDATE SET state = excluded.state;
+                        hist_bytes := hist_bytes + cp_bytes;
+                    END IF;
+                END LOOP;
+            END IF;
+            SELECT min(c.revision) INTO oldest FROM change c;
+            IF oldest IS NOT NULL THEN
+                cnt := rev - oldest + 1;
+                age_cut := CASE WHEN max_age >= 0 THEN now - max_age ELSE NULL END;
+                SELECT c.at INTO oldest_at FROM change c WHERE c.revision = oldest;
+                IF (cnt > max_count OR hist_bytes > max_bytes OR (age_cut IS NOT NULL AND oldest_at < age_cut))
+                   AND NOT (cnt <= keep_count AND hist_bytes <= keep_bytes) THEN
+                    cutoff := NULL;
+                    FOR r IN SELECT c.revision, c.bytes, c.at FROM change c ORDER BY c.revision LOOP
+                        EXIT WHEN NOT (cnt > max_count OR hist_bytes > max_bytes OR (age_cut IS NOT NULL AND r.at < age_cut));
+                        EXIT WHEN cnt <= keep_count AND hist_bytes <= keep_bytes;
+                        hist_bytes := hist_bytes - r.bytes;
+                        cnt := cnt - 1;
+                        cutoff := r.revision;
+                        la := r.at;
+                    END LOOP;
+                    IF cutoff IS NOT NULL THEN
+                        SELECT b.revision INTO base_rev FROM history_base b WHERE b.environment = 'default' FOR UPDATE;
+                        base_rev := COALESCE(base_rev, 0);
+                        FOR env_name IN SELECT DISTINCT c.environment FROM change c
+                                         WHERE c.revision > base_rev AND c.revision <= cutoff AND c.kind IN ('preference', 'things') LOOP
+                            base := NULL;
+                            SELECT b.state INTO base FROM history_base b WHERE b.environment = env_name FOR UPDATE;
+                            base := COALESCE(base, '{}'::jsonb);
+                            folded := NULL;
+                            SELECT jsonb_object_agg(q.subject, jsonb_build_object('v', q.value, 'r', q.revision)) INTO folded
+                              FROM (SELECT DISTINCT ON (c.subject) c.subject, c.value, c.revision FROM change c
+                                     WHERE c.kind = 'preference' AND c.environment = env_name
+                                       AND c.revision > base_rev AND c.revision <= cutoff
+                                     ORDER BY c.subject, c.revision DESC) q;
+                            IF folded IS NOT NULL THEN
+                                base := jsonb_set(base, '{p}', COALESCE(base->'p', '{}'::jsonb) || folded);
+                            END IF;
+                            SELECT c.revision, c.value INTO lr, lv FROM change c
+                             WHERE c.kind = 'things' AND c.environment = env_name AND c.revision > base_rev AND c.revision <= cutoff
+                             ORDER BY c.revision DESC LIMIT 1;
+                            IF FOUND THEN
+                                base := base || jsonb_build_object('t', lv::jsonb, 'tr', lr);
+                            END IF;
+                            INSERT INTO history_base (environment, revision, state) VALUES (env_name, cutoff, base)
+                                ON CONFLICT (environment) DO UPDATE SET state = excluded.state;
+                        END LOOP;
+                        IF cutoff > base_rev THEN
+                            INSERT INTO history_base (environment, revision, state) VALUES ('default', cutoff, jsonb_build_object('a', la))
+                                ON CONFLICT (environment) DO UPDATE SET state = history_base.state || jsonb_build_object('a', la);
+                            UPDATE history_base SET revision = GREATEST(revision, cutoff),
+                                                    state = state || jsonb_build_object('a', la);
+                        END IF;
+                        DELETE FROM change c WHERE c.revision <= cutoff;
+                        SELECT COALESCE(sum(octet_length(k.state::text)), 0) INTO freed FROM checkpoint k WHERE k.revision <= cutoff;
+                        hist_bytes := hist_bytes - freed;
+                        DELETE FROM checkpoint k WHERE k.revision <= cutoff;
+                    END IF;
+                END IF;
+            END IF;
+            UPDATE meta SET revision = rev, history_bytes = GREATEST(hist_bytes, 0), last_at = at WHERE id = 1;
+            PERFORM pg_notify('\(PostgresSchema.channel)', rev::text);
+        END IF;
         """
 
     /// As `tidings_as_of_v1`, for environment `env` (the floor from `default`'s base row).

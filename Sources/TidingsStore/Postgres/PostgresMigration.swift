@@ -25,7 +25,7 @@ enum PostgresMigration {
                 let statements = found < 1 ? PostgresSchema.fromEmpty
                     : found < 4 ? PostgresSchema.fromVersion1 : found < 6 ? PostgresSchema.fromVersion4
                     : found < 7 ? PostgresSchema.fromVersion6 : found < 8 ? PostgresSchema.fromVersion7
-                    : PostgresSchema.fromVersion8
+                    : found < 9 ? PostgresSchema.fromVersion8 : PostgresSchema.fromVersion9
                 for statement in statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }

@@ -10,7 +10,8 @@
 /// place, cancels a deleted environment's pending schedules in the delete's transaction; version 8
 /// keeps server-wide secrets (`server_secret`, ``ServerSecretStore``: the stream tickets' key); version 9
 /// commits a batch of plain sets in three statements (`tidings_sets_v1`, `tidings_commit_v3`
-/// replaced in place). A build refuses a database whose
+/// replaced in place); version 10 takes a batch of plain sets without `If-Match` as arrays and
+/// answers it as rows (``PostgresSetBatchSchema``: `tidings_set_batch_v1`, `tidings_upkeep_v1`). A build refuses a database whose
 /// version is newer than its own, so an older build never runs against functions it does not
 /// know.
 ///
@@ -27,7 +28,7 @@
 ///   ``PostgresBatch``).
 enum PostgresSchema {
     /// The version this build creates and understands.
-    static let version = 9
+    static let version = 10
     /// Taken around migrations, so instances starting together migrate one at a time.
     static let migrationLockKey: Int64 = 0x7469_6469_6E67_7331  // "tidings1"
     /// The LISTEN/NOTIFY channel every commit notifies with its last revision.
@@ -69,6 +70,11 @@ enum PostgresSchema {
     /// commit function that takes it, replaced in place (same name and signature: an instance
     /// of the version-8 build still running keeps working).
     static let fromVersion8: [String] = [PostgresEnvironmentSchema.setsFunction, PostgresEnvironmentSchema.commitFunction]
+        + fromVersion9
+
+    /// Version 10: the batch of sets as arrays (``PostgresSetBatchSchema``), beside the functions
+    /// of version 9, which an instance of the version-9 build still running keeps using.
+    static let fromVersion9: [String] = PostgresSetBatchSchema.statements
 
     /// Version 4: the identity, written once (a restore of this database's own dump brings its
     /// identity back with it; a new or another database has another one).

@@ -30,16 +30,25 @@ extension PostgresStore {
         return results
     }
 
-    /// One group-commit transaction: `tidings_commit_v3` with every write of the batch.
+    /// One group-commit transaction: `tidings_set_batch_v1` when every write of the batch is a
+    /// plain set (``PostgresSetBatch``), else `tidings_commit_v3` with every write of the batch.
     func commitGroup(_ writes: [StoreWrite], on writer: PostgresConnectionSlot) async -> [Result<[Change], StoreError>] {
         logger.trace("commit batch", metadata: ["writes": "\(writes.count)"])
         do {
-            let call = try commitCall(writes)
-            let answer = try await withConnection(writer) { [logger] connection in
-                try await Self.answer(of: call, on: connection, logger: logger)
+            let results: [Result<[Change], StoreError>]
+            if let sets = PostgresSetBatch(writes) {
+                let call = commitCall(payload: "")
+                results = try await withConnection(writer) { [logger] connection in
+                    try await Self.commitSets(sets, writes: writes, call: call, on: connection, logger: logger)
+                }
+            } else {
+                let call = try commitCall(writes)
+                let answer = try await withConnection(writer) { [logger] connection in
+                    try await Self.answer(of: call, on: connection, logger: logger)
+                }
+                logger.trace("commit batch answered", metadata: ["bytes": "\(answer.utf8.count)"])
+                results = try PostgresBatch.decode(answer, writes: writes)
             }
-            logger.trace("commit batch answered", metadata: ["bytes": "\(answer.utf8.count)"])
-            let results = try PostgresBatch.decode(answer, writes: writes)
             for case let .failure(.database(message)) in results {
                 logger.error("PostgreSQL rejected a write", metadata: ["error": "\(message)"])
             }
@@ -49,6 +58,10 @@ extension PostgresStore {
             if case .database = mapped {
                 logger.error("PostgreSQL commit failed", metadata: ["error": "\(mapped)", "writes": "\(writes.count)"])
             }
+            // The batch may have committed all the same (an answer lost or unreadable): its
+            // notification is this store's own, which the watcher does not ring for, so ring
+            // here and let the instance read what the table holds.
+            ring()
             return writes.map { _ in .failure(mapped) }
         }
     }
@@ -102,6 +115,7 @@ extension PostgresStore {
             if case .database = mapped {
                 logger.error("PostgreSQL commit of a schedule's write failed", metadata: ["error": "\(mapped)", "schedule": "\(schedule.id)"])
             }
+            ring()   // as in commitGroup: it may have committed all the same
             return .failure(mapped)
         }
     }
@@ -114,7 +128,12 @@ extension PostgresStore {
     }
 
     func commitCall(_ writes: [StoreWrite]) throws -> CommitCall {
-        CommitCall(payload: try PostgresBatch.encode(writes),
+        commitCall(payload: try PostgresBatch.encode(writes))
+    }
+
+    /// The arguments of a commit call with `payload` as its batch (`tidings_set_batch_v1` takes none).
+    func commitCall(payload: String) -> CommitCall {
+        CommitCall(payload: payload,
                    now: Int64((Date().timeIntervalSince1970 * 1_000_000).rounded(.down)),
                    maxCount: Int64(max(0, min(limits.historyCount, Int(Int64.max)))),
                    maxBytes: Int64(max(0, limits.historyBytes)),

@@ -81,43 +81,62 @@ extension PostgresStore {
     }
 
     /// LISTENs on `connection` until it fails.
+    ///
+    /// A notification sent by one of this store's own writer connections is not rung: that
+    /// commit's changes reach the instance through its answer (the write pipeline delivers
+    /// them), so reading the change table for them again would only cost both sides a query
+    /// and a decoding per batch. (If that answer is lost, the commit failed from the caller's
+    /// view; ``commitGroup(_:on:)`` rings then, and the poll below rings anyway.) The
+    /// notification's sender is the `NotificationResponse`'s process id, which postgres-nio's
+    /// notification sequence drops: hence its listener callback.
     private func listen(on connection: PostgresConnection) async throws {
-        try await connection.listen(on: PostgresSchema.channel) { notifications in
-            // Back (or started): the database is reachable, and whatever was committed while
-            // we were not listening is read by the caller now.
-            setAvailable(true)
-            ring()
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { [weak self] in
-                    for try await _ in notifications { self?.ring() }
-                    throw ListenEnded()
-                }
-                group.addTask { [weak self] in
-                    while let self, !Task.isCancelled {
-                        try await Task.sleep(for: self.options.pollInterval)
-                        try await PostgresDeadline.run(self.options.queryTimeout, onTimeout: {
-                            connection.close().whenComplete { _ in }
-                        }) {
-                            try await connection.query("SELECT 1", logger: self.logger)
-                            return ()
-                        }
-                        self.setAvailable(true)
-                        self.ring()
-                    }
-                }
-                do {
-                    try await group.next()
-                } catch {
-                    // Ending the notification sequence needs the connection closed.
-                    connection.close().whenComplete { _ in }
-                    group.cancelAll()
-                    throw error
-                }
-                connection.close().whenComplete { _ in }
-                group.cancelAll()
+        let listener = connection.addListener(channel: PostgresSchema.channel) { [weak self] _, notification in
+            self?.notified(by: notification.backendPID)
+        }
+        defer { listener.stop() }
+        // The LISTEN goes out ahead of this query on the connection: once it is answered, no
+        // commit can be missed, and whatever was committed before is read by the callers now.
+        try await PostgresDeadline.run(options.queryTimeout, onTimeout: { connection.close().whenComplete { _ in } }) {
+            try await connection.query("SELECT 1", logger: self.logger)
+            return ()
+        }
+        setAvailable(true)
+        ring()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await connection.closeFuture.get()
                 throw ListenEnded()
             }
+            group.addTask { [weak self] in
+                while let self, !Task.isCancelled {
+                    try await Task.sleep(for: self.options.pollInterval)
+                    try await PostgresDeadline.run(self.options.queryTimeout, onTimeout: {
+                        connection.close().whenComplete { _ in }
+                    }) {
+                        try await connection.query("SELECT 1", logger: self.logger)
+                        return ()
+                    }
+                    self.setAvailable(true)
+                    self.ring()
+                }
+            }
+            do {
+                try await group.next()
+            } catch {
+                connection.close().whenComplete { _ in }
+                group.cancelAll()
+                throw error
+            }
+            connection.close().whenComplete { _ in }
+            group.cancelAll()
+            throw ListenEnded()
         }
+    }
+
+    /// A commit was notified by server process `pid`: ring unless it is one of this store's writers.
+    func notified(by pid: Int32) {
+        if pid != 0 && writers.contains(where: { $0.backendPID == pid }) { return }
+        ring()
     }
 }
 

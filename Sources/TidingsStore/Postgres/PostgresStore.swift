@@ -58,7 +58,8 @@ public final class PostgresStore: ChangeStore, Sendable {
         self.logger = logger
         writers = (0..<max(1, options.commitLanes)).map { [url = self.url] _ in
             PostgresConnectionSlot(
-                url: url, connectTimeout: options.connectTimeout, statementTimeout: options.queryTimeout, logger: logger)
+                url: url, connectTimeout: options.connectTimeout, statementTimeout: options.queryTimeout, logger: logger,
+                identified: true)
         }
         reader = PostgresConnectionSlot(
             url: self.url, connectTimeout: options.connectTimeout, statementTimeout: options.queryTimeout, logger: logger)
