@@ -65,6 +65,7 @@ class Job:
     process: subprocess.Popen | None = None
     started: float = 0.0
     finished: float = 0.0
+    cpu: float = 0.0                                  # CPU seconds of its process and the ones it waited for
     status: str = "waiting"                           # waiting, running, passed, failed, skipped
 
 
@@ -192,11 +193,21 @@ class Runner:
         took = job.finished - job.started
         # When it ran, from the suite's start: enough to read the schedule back (what ran beside
         # what, where the slots idled) from a CI log.
-        print(f"{'PASS' if status == 'passed' else 'FAIL'} {job.name} ({took:.0f} s, "
+        print(f"{'PASS' if status == 'passed' else 'FAIL'} {job.name} ({took:.0f} s, {job.cpu:.0f} s CPU, "
               f"+{job.started - self.began:.0f}–{job.finished - self.began:.0f} s)", flush=True)
         if status != "passed":
             log = LOGS / f"{job.name.replace(':', '-')}.log"
             print(f"---- {log.relative_to(ROOT)} (last lines) ----\n{tail(log)}----", flush=True)
+
+    def reap(self, job: Job) -> int | None:
+        """Its exit code once it has ended (None while it runs), noting the CPU time it used: its
+        own and that of every process it waited for (the servers an XCTest class started)."""
+        pid, status, usage = os.wait4(job.process.pid, os.WNOHANG)
+        if pid == 0:
+            return None
+        job.process.returncode = os.waitstatus_to_exitcode(status)
+        job.cpu = usage.ru_utime + usage.ru_stime
+        return job.process.returncode
 
     def kill(self, job: Job) -> None:
         if job.process and job.process.poll() is None:
@@ -211,7 +222,7 @@ class Runner:
         try:
             while True:
                 for job in self.running():
-                    code = job.process.poll()
+                    code = self.reap(job)
                     if code is not None:
                         self.finish(job, "passed" if code == 0 else "failed")
                     elif time.monotonic() - job.started > job.limit:
@@ -256,6 +267,11 @@ class Runner:
         path.write_text(json.dumps(timings, indent=1, sort_keys=True) + "\n")
         print(f"\n{len(self.jobs) - len(failed)} of {len(self.jobs)} jobs passed in {took / 60:.1f} min"
               f" on {self.slots} slots; logs in {LOGS.relative_to(ROOT)}/")
+        # What the suite costs, beside what the machine could give it in that time: the jobs that
+        # burn the most CPU are the ones to make cheaper.
+        cpu = sorted(self.jobs, key=lambda j: -j.cpu)
+        print(f"CPU: {sum(j.cpu for j in self.jobs):.0f} s of the {took * (os.cpu_count() or 1):.0f} s the "
+              f"{os.cpu_count()} cores had; most: " + ", ".join(f"{j.name} {j.cpu:.0f} s" for j in cpu[:8]))
         if failed:
             print("failed: " + " ".join(failed))
         return 1 if failed else 0
