@@ -91,8 +91,8 @@ final class ScheduleInstancesTests: XCTestCase {
         XCTAssertTrue(eventually { (try? b.currentRevision()) == UInt64(ids.count + 1) })
     }
 
-    /// A schedule whose write failed for a passing reason (here its connection dropped mid-write,
-    /// which the store takes for the database being out of reach) is applied at the runner's next look, not
+    /// A schedule whose write failed for a passing reason (here a connection failure, which the
+    /// store takes for the database being out of reach) is applied at the runner's next look, not
     /// once its claim ran out a minute later: the outage that failed the write also failed the
     /// release of the claim, and every schedule claimed with it stayed held by nobody applying it
     /// (two instances then applied none of six schedules within 10 s, once in CI). And a due
@@ -102,16 +102,15 @@ final class ScheduleInstancesTests: XCTestCase {
         addTeardownBlock { cluster.destroy() }
         let server = try TidingsProcess(arguments: ["--database-url", cluster.url, "--log-level", "debug"])
         addTeardownBlock { server.stop() }
-        // The first attempt to mark a schedule applied ends its connection (the server's session
-        // terminates itself), and with it the write's transaction. (A sequence, because whatever
-        // else the failing transaction changed is rolled back.)
+        // The first attempt to mark a schedule applied fails as a connection failure (08006), and
+        // with it the write's transaction. (A sequence, because whatever else the failing
+        // transaction changed is rolled back.)
         try cluster.psql("""
             CREATE SEQUENCE fault_attempts;
             CREATE FUNCTION fail_first_apply() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
                 IF nextval('fault_attempts') = 1 THEN
-                    PERFORM pg_terminate_backend(pg_backend_pid());
-                    PERFORM pg_sleep(5);
+                    RAISE EXCEPTION 'injected: connection failure' USING ERRCODE = '08006';
                 END IF;
                 RETURN NEW;
             END $$;
