@@ -7,7 +7,7 @@ internal import GRDB
 /// makes it and every one reads the same.
 extension SQLiteStore: ServerSecretStore {
     public func streamTicketSecret() async throws -> [UInt8] {
-        let fresh = ServerSecret.hex(ServerSecret.random())
+        let fresh = Hex.string(ServerSecret.random())
         let stored: String? = try await withCheckedThrowingContinuation { continuation in
             writer.queue.async { [self, writer] in
                 do {

@@ -20,34 +20,9 @@ public enum ServerSecret {
         return (0..<byteCount).map { _ in UInt8.random(in: 0...255, using: &generator) }
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-
     /// The bytes of a stored secret, or nil unless it is exactly `byteCount` bytes in hex.
     static func bytes(hex text: String) -> [UInt8]? {
-        let characters = Array(text.utf8)
-        guard characters.count == byteCount * 2 else { return nil }
-        func value(_ character: UInt8) -> UInt8? {
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-            default: nil
-            }
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(byteCount)
-        for index in stride(from: 0, to: characters.count, by: 2) {
-            guard let high = value(characters[index]), let low = value(characters[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
+        guard let bytes = Hex.bytes(text), bytes.count == byteCount else { return nil }
         return bytes
     }
 }

@@ -124,8 +124,7 @@ final class CompressedStreamsTests: XCTestCase {
     func test_a_conflating_gzip_stream_that_reads_nothing_ends_with_the_latest_value() throws {
         let server = try TidingsProcess(arguments: ["--stream-workers", "2"])
         defer { server.stop() }
-        let connection = try server.connect()
-        connection.setReceiveBuffer(4096)
+        let connection = try server.connect(receiveBuffer: 4096)
         let stream = try connection.openEventStream("/preferences/events?keys=name,age&conflate=true", headers: gzip)
         XCTAssertTrue(stream.isGzip)
         XCTAssertEqual(try stream.nextEvents(2).count, 2, "snapshot")
@@ -151,9 +150,7 @@ final class CompressedStreamsTests: XCTestCase {
         let revision = try server.currentRevision()
         var ids: [UInt64] = [], latest: [String: JSONValue] = [:]
         while ids.last != revision {
-            // The 4 KiB receive buffer is set after the connection's window was offered, so the
-            // kernel may sit in a retransmission backoff (seen: 13 s) before the stream flows again.
-            let event = try stream.nextEvent(timeout: 40)
+            let event = try stream.nextEvent(timeout: 10)
             ids.append(try XCTUnwrap(event.id.flatMap { UInt64($0) }))
             let data = try JSONDecoder().decode([String: JSONValue].self, from: Data(event.data.utf8))
             if let key = data["key"]?.stringValue { latest[key] = data["value"] }

@@ -16,8 +16,7 @@ final class StreamWorkersTests: XCTestCase {
     func test_a_conflating_stream_that_reads_nothing_during_3000_changes_ends_with_the_latest_value() throws {
         let server = try TidingsProcess(arguments: ["--stream-workers", "2"])
         defer { server.stop() }
-        let connection = try server.connect()
-        connection.setReceiveBuffer(4096)
+        let connection = try server.connect(receiveBuffer: 4096)
         let stream = try connection.openEventStream("/preferences/events?keys=name,age&conflate=true")
         XCTAssertEqual(stream.reply.status, 200)
         XCTAssertEqual(try stream.nextEvents(2).count, 2, "snapshot")

@@ -64,10 +64,14 @@ public final class HTTPConnection {
     private var buffer: [UInt8] = []
 
     /// Connects to `host:port`. `source`: a local address to send from (e.g. `127.0.0.2`,
-    /// another loopback client). `timeout`: the receive timeout of every read.
-    public init(port: Int, host: String = "127.0.0.1", from source: String? = nil, timeout: Double = 10) throws {
+    /// another loopback client). `timeout`: the receive timeout of every read. `receiveBuffer`:
+    /// a small receive buffer set before connecting (see ``setReceiveBuffer(_:)``), so the window
+    /// the connection offers is small from its first segment on.
+    public init(port: Int, host: String = "127.0.0.1", from source: String? = nil, timeout: Double = 10,
+                receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw HTTPConnectionError.connectFailed(errno) }
+        if let receiveBuffer { setReceiveBuffer(receiveBuffer) }
         if let source {
             var local = sockaddr_in()
             local.sin_family = sa_family_t(AF_INET)
@@ -106,7 +110,10 @@ public final class HTTPConnection {
 
     /// Shrinks the socket's receive buffer (the kernel doubles the value), so a client that
     /// stops reading makes the server's side back up quickly instead of the kernel absorbing
-    /// megabytes on its behalf.
+    /// megabytes on its behalf. On a connected socket the window already offered stays: segments
+    /// past the smaller buffer are dropped and the sender backs off (seen: 13 s and more before
+    /// the stream flows again once read). A reader that will stall passes `receiveBuffer` to
+    /// the initializer instead: the window is small from the start and opens as soon as it reads.
     public func setReceiveBuffer(_ bytes: Int32) {
         var size = bytes
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))

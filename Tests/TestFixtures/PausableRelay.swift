@@ -63,21 +63,24 @@ public final class PausableRelay: Sendable {
 
     /// Closes the listener and every relayed connection. Idempotent.
     public func stop() {
-        let sockets: [Int32]? = state.withLock { state in
-            guard !state.stopped else { return nil }
+        // Under the lock: a relayed socket is closed (and its number free for anyone) only under
+        // it too, so this never shuts down a descriptor that names another connection by now.
+        let first = state.withLock { state in
+            guard !state.stopped else { return false }
             state.stopped = true
-            return state.sockets
+            for fd in state.sockets { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+            return true
         }
-        guard let sockets else { return }
-        Glibc.shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for fd in sockets { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+        // Only shut down: the accept thread closes the listener once it is out of `accept`, so
+        // its number cannot go to another fixture's socket while this thread may still use it.
+        if first { Glibc.shutdown(listener, Int32(SHUT_RDWR)) }
     }
 
     private var isPaused: Bool { state.withLock { $0.paused } }
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
     private func acceptLoop() {
+        defer { close(listener) }
         while !isStopped {
             let client = accept(listener, nil, nil)
             if client < 0 {
@@ -97,7 +100,15 @@ public final class PausableRelay: Sendable {
                 close(client)
                 continue
             }
-            state.withLock { $0.sockets += [client, server] }
+            let relaying = state.withLock { state in
+                if !state.stopped { state.sockets += [client, server] }
+                return !state.stopped
+            }
+            guard relaying else {
+                close(server)
+                close(client)
+                return
+            }
             let finished = Mutex(0)
             for (from, to) in [(client, server), (server, client)] {
                 Thread.detachNewThread { [self] in
@@ -105,8 +116,11 @@ public final class PausableRelay: Sendable {
                     Glibc.shutdown(to, Int32(SHUT_WR))
                     // The second pump to end closes both.
                     if finished.withLock({ count in count += 1; return count }) == 2 {
-                        close(from)
-                        close(to)
+                        state.withLock { state in
+                            state.sockets.removeAll { $0 == from || $0 == to }
+                            close(from)
+                            close(to)
+                        }
                     }
                 }
             }

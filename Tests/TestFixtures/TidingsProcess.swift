@@ -166,7 +166,9 @@ public final class TidingsProcess {
     // MARK: HTTP (each call opens a fresh connection)
 
     /// A new keep-alive connection to the server.
-    public func connect(timeout: Double = 10) throws -> HTTPConnection { try HTTPConnection(port: port, timeout: timeout) }
+    public func connect(timeout: Double = 10, receiveBuffer: Int32? = nil) throws -> HTTPConnection {
+        try HTTPConnection(port: port, timeout: timeout, receiveBuffer: receiveBuffer)
+    }
 
     /// One request on a fresh connection.
     public func request(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> HTTPReply {

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import XCTest
 @testable import TidingsAPI
+import TidingsStore
 
 /// History over HTTP, in-process (the real application over SQLite in a temporary directory,
 /// `Router.respond(to:)`): records of every kind of write with who and why, pages both ways at
@@ -19,7 +20,7 @@ final class HistoryRoutesTests: XCTestCase {
         tokensFile = directory.appendingPathComponent("tokens.json")
         try writeTokens([
             ["name": "deploy-bot", "role": "write", "token": "bot-secret"],
-            ["name": "viewer", "role": "read", "sha256": SHA256.hex(SHA256.hash(Array("viewer-secret".utf8)))],
+            ["name": "viewer", "role": "read", "sha256": Hex.string(SHA256.hash(Array("viewer-secret".utf8)))],
         ])
         var configuration = TidingsConfiguration()
         configuration.dataDir = directory.appendingPathComponent("data").path
@@ -334,7 +335,7 @@ final class HistoryRoutesTests: XCTestCase {
             // One token under two names, whatever the roles: the actor would depend on the order.
             (#"[{"name": "intern", "role": "read", "token": "t"}, {"name": "admin", "role": "write", "token": "t"}]"#, "same token"),
             // ... also when one entry gives it as its digest.
-            (#"[{"name": "b", "role": "write", "token": "t"}, {"name": "c", "role": "read", "sha256": "\#(SHA256.hex(SHA256.hash(Array("t".utf8))))"}]"#,
+            (#"[{"name": "b", "role": "write", "token": "t"}, {"name": "c", "role": "read", "sha256": "\#(Hex.string(SHA256.hash(Array("t".utf8))))"}]"#,
              "same token"),
             // ... or when it is the server's own --api-token.
             (#"[{"name": "d", "role": "read", "token": "server-token"}]"#, "--api-token"),
@@ -350,8 +351,8 @@ final class HistoryRoutesTests: XCTestCase {
                 XCTAssertFalse(error.description.contains("\"t\""), "never a token in a message")
             }
         }
-        XCTAssertEqual(SHA256.hex(SHA256.hash(Array("abc".utf8))),
+        XCTAssertEqual(Hex.string(SHA256.hash(Array("abc".utf8))),
                        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        XCTAssertEqual(SHA256.hex(SHA256.hash([])), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(Hex.string(SHA256.hash([])), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 }

@@ -94,7 +94,7 @@ enum TokensFile {
                 }
                 secret = .token(Array(token.utf8))
             case let (nil, digest as String):
-                guard let bytes = SHA256.bytes(hex: digest), bytes.count == 32 else {
+                guard let bytes = Hex.bytes(digest), bytes.count == 32 else {
                     throw invalid("\(label): \"sha256\" must be 64 hex digits (the SHA-256 of the token)")
                 }
                 secret = .sha256(bytes)

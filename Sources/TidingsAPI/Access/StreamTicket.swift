@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TidingsStore
 
 /// A stream ticket's contents and its self-verifying encoding, so that any instance sharing the
 /// store can check a ticket another issued without asking anyone:
@@ -38,7 +39,7 @@ struct StreamTicket: Equatable {
 
         var bytes: [UInt8] { Self.bigEndian(high) + Self.bigEndian(low) }
         /// Lower-case hex, for the store's claim name.
-        var hex: String { SHA256.hex(bytes) }
+        var hex: String { Hex.string(bytes) }
 
         static func bigEndian(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) } }
     }

@@ -152,7 +152,7 @@ public final class TidingsResources {
         if let schedules = store as? any ChangeStore & ScheduleStore {
             let runner = ScheduleRunner(environments: environments, store: schedules, logger: app.logger)
             environmentRoutes.install(on: routes) { [credentials = app.credentials] environment, groups in
-                var scheduleRoutes = ScheduleRoutes(state: environment.state, store: schedules, runner: runner)
+                var scheduleRoutes = ScheduleRoutes(state: environment.state, store: schedules, writes: environment.writes, runner: runner)
                 scheduleRoutes.credentials = credentials
                 scheduleRoutes.register(on: groups.resourceRoutes)
             }

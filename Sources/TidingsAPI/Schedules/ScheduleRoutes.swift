@@ -16,6 +16,8 @@ import TidingsStore
 struct ScheduleRoutes {
     let state: TidingsState
     let store: any ChangeStore & ScheduleStore
+    /// The environment's writes: a read that shows a schedule `applied` waits until its change is here.
+    let writes: WritePipeline
     let runner: ScheduleRunner
     /// The environment these routes make and read schedules in.
     var environment: String { state.environment }
@@ -67,6 +69,7 @@ struct ScheduleRoutes {
                     // One more than the page, to know whether there is a next one.
                     let found = try await store.schedules(environment: environment, state: wanted, after: after, limit: limit + 1)
                     let page = found.prefix(limit)
+                    await showApplied(page)
                     var next: String?
                     if found.count > limit, let last = page.last {
                         next = path + "?after=" + ScheduleRecord.cursor(last) + "&limit=\(limit)" + (wanted.map { "&state=" + $0.rawValue } ?? "")
@@ -89,6 +92,7 @@ struct ScheduleRoutes {
                     guard let found = try await store.schedule(id: id), found.environment == environment else {
                         return responder.send(.problem(Self.notFound(id)))
                     }
+                    await showApplied([found])
                     responder.send(.json(bytes: Array(ScheduleRecord.json(found).utf8), headers: [.cacheControl: "no-cache"]))
                 } catch {
                     responder.send(.problem(Self.unavailable))
@@ -120,6 +124,17 @@ struct ScheduleRoutes {
                 }
             }
         }
+    }
+
+    /// Waits, at most a second, until the changes of the `applied` schedules among `schedules` are
+    /// applied in this instance's memory. The schedule's state is read from the store, which has it
+    /// as soon as the write commits, before the change reaches memory (or, on another instance,
+    /// before its change feed reads it): without the wait, a client that sees `applied` and then
+    /// reads the environment could see the value from before.
+    private func showApplied(_ schedules: some Sequence<StoredSchedule>) async {
+        guard let revision = schedules.compactMap({ $0.state == .applied ? $0.revision : nil }).max(),
+              revision > state.revision else { return }
+        await waitAtMost(.seconds(1)) { [writes] in await writes.applied(revision) }
     }
 
     /// The credentials that name the actor (set by the resources).

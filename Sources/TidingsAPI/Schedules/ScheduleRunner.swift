@@ -16,6 +16,13 @@ import TidingsStore
 /// A schedule that fell due before this instance started, or more than ``lateAfter`` ago, is
 /// applied with `late: true`: it was due while no instance could apply it.
 ///
+/// A claim is given back whenever a schedule is left pending (its write or its history could not
+/// be stored or read); when the store cannot take that either — the outage that failed the write
+/// fails the release too — it is given back at the next look, before anything is claimed. (Left
+/// to its lease, it would keep every schedule claimed with it from every instance for a minute.)
+/// A due schedule another instance holds is that instance's to apply: this one looks again a
+/// second later, not at once over and over.
+///
 /// Main-actor bound (the event loop).
 @MainActor
 final class ScheduleRunner {
@@ -30,6 +37,8 @@ final class ScheduleRunner {
     private var running = false
     private var checkAgain = false
     private var stopped = false
+    /// Schedules this instance claimed, left pending and could not give back yet.
+    private var unreleased: Set<String> = []
 
     /// How long a claim lasts: an instance that dies holding one leaves it to the next after this.
     static let leaseMicroseconds: Int64 = 60_000_000
@@ -88,19 +97,31 @@ final class ScheduleRunner {
         }
     }
 
-    /// Claims and applies what is due; returns the earliest pending `at` left.
+    /// Claims and applies what is due; returns when to look next (nil: after the longest wait).
     private func applyDue() async -> Int64? {
         do {
+            for id in unreleased.sorted() {
+                try await store.releaseSchedule(id: id, holder: holder)
+                unreleased.remove(id)
+            }
+            var lookedAt = ScheduleClock.now
             while !stopped {
-                let now = ScheduleClock.now
-                let due = try await store.claimDueSchedules(now: now, holder: holder, leaseMicroseconds: Self.leaseMicroseconds, limit: 16)
+                lookedAt = ScheduleClock.now
+                let due = try await store.claimDueSchedules(now: lookedAt, holder: holder, leaseMicroseconds: Self.leaseMicroseconds,
+                                                            limit: 16)
                 if due.isEmpty { break }
                 var settled = true
-                for schedule in due where !stopped { settled = await apply(schedule) && settled }
+                for schedule in due {
+                    // Shutting down: what was not started goes back, for another instance to apply now.
+                    if stopped { await release(schedule); continue }
+                    settled = await apply(schedule) && settled
+                }
                 // One left pending (the store or history could not be reached): next look, not now.
                 if !settled { return ScheduleClock.now + Self.pollMicroseconds }
             }
-            return try await store.nextScheduleTime()
+            guard let next = try await store.nextScheduleTime() else { return nil }
+            // Due when this look claimed nothing more: another instance holds it (and applies it).
+            return next <= lookedAt ? ScheduleClock.now + Self.pollMicroseconds : next
         } catch {
             logger.warning("cannot read the schedules; trying again", metadata: ["error": "\(error)"])
             return nil
@@ -130,7 +151,7 @@ final class ScheduleRunner {
         case let .success(planned): operations = planned
         case let .failure(problem) where problem.status == .serviceUnavailable:
             // The history could not be read now: leave it pending for the next look.
-            try? await store.releaseSchedule(id: schedule.id, holder: holder)
+            await release(schedule)
             return false
         case let .failure(problem):
             await finish(schedule, .failed, detail: ScheduleProblems.detail(problem), late: late)
@@ -154,12 +175,23 @@ final class ScheduleRunner {
             // Not stored (the store could not be reached, or the claim is another instance's
             // now): leave it pending; whoever holds it applies it.
             logger.notice("schedule not applied now; trying again", metadata: ["id": "\(schedule.id)", "reason": "\(reason)"])
-            try? await store.releaseSchedule(id: schedule.id, holder: holder)
+            await release(schedule)
             return false
         case let .failure(failure):
             await finish(schedule, .failed, detail: ScheduleProblems.detail(Problems.forWrite(failure)), late: late)
         }
         return true
+    }
+
+    /// Gives a claim back (the schedule stays pending), now or, if the store cannot take it now,
+    /// at the next look.
+    private func release(_ schedule: StoredSchedule) async {
+        do {
+            try await store.releaseSchedule(id: schedule.id, holder: holder)
+        } catch {
+            unreleased.insert(schedule.id)
+            logger.notice("cannot give a schedule's claim back now; at the next look", metadata: ["id": "\(schedule.id)", "error": "\(error)"])
+        }
     }
 
     /// Records a schedule that was not applied (`failed`, with why).
@@ -170,7 +202,9 @@ final class ScheduleRunner {
             if !finished { logger.warning("schedule was taken by another instance before it was finished", metadata: ["id": "\(schedule.id)"]) }
             if outcome == .failed { logger.warning("schedule failed", metadata: ["id": "\(schedule.id)", "detail": "\(detail ?? "")"]) }
         } catch {
-            logger.error("cannot record a schedule's outcome", metadata: ["id": "\(schedule.id)", "error": "\(error)"])
+            // Still claimed and pending: given back at the next look, and decided again.
+            unreleased.insert(schedule.id)
+            logger.error("cannot record a schedule's outcome; deciding again at the next look", metadata: ["id": "\(schedule.id)", "error": "\(error)"])
         }
     }
 }

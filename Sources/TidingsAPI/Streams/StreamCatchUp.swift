@@ -19,28 +19,6 @@ struct StreamCatchUp {
               let next = try? await store.changes(after: revision - 1, limit: 1).first,
               next.revision >= revision else { return }
         feed.ring()
-        let limit = limit
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let once = ResumeOnce(continuation)
-            Task { @MainActor in
-                await feed.waitUntilApplied(revision)
-                once.resume()
-            }
-            Task { @MainActor in
-                try? await Task.sleep(for: limit)
-                once.resume()
-            }
-        }
-    }
-}
-
-/// A continuation resumed by whichever of two tasks comes first.
-@MainActor
-private final class ResumeOnce {
-    private var continuation: CheckedContinuation<Void, Never>?
-    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
-    func resume() {
-        continuation?.resume()
-        continuation = nil
+        await waitAtMost(limit) { await feed.waitUntilApplied(revision) }
     }
 }

@@ -37,6 +37,16 @@ extension PostgresStore {
         }
     }
 
+    /// Whether `error` says something about the connection or the server — so the connection is
+    /// dropped and the database counted unreachable until the watcher's next probe — rather than
+    /// that one statement lost a race on a server that answered: a serialization failure or a
+    /// deadlock (class 40) or a lock timeout (55P03) leaves the connection as good as it was, and
+    /// counting the database unreachable for it refused every other call of this instance.
+    static func isConnectionTrouble(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, error.code == .server, let state = error.serverInfo?[.sqlState] else { return true }
+        return !(state.hasPrefix("40") || state == "55P03")
+    }
+
     /// A PSQLError's useful parts; its `description` deliberately hides them.
     static func describe(_ error: PSQLError) -> String {
         if let info = error.serverInfo {

@@ -37,7 +37,8 @@ extension PostgresStore {
             }
         } catch {
             let mapped = Self.storeError(error)
-            if case .unavailable = mapped {
+            // A statement that lost a race is retried by its caller; the connection is fine.
+            if case .unavailable = mapped, Self.isConnectionTrouble(error) {
                 await slot.discard(connection)
                 // A caller that was cancelled says nothing about the database.
                 if !Task.isCancelled { noteOutage(mapped) }

@@ -6,7 +6,7 @@ internal import PostgresNIO
 /// start at once.
 extension PostgresStore: ServerSecretStore {
     public func streamTicketSecret() async throws -> [UInt8] {
-        let fresh = ServerSecret.hex(ServerSecret.random())
+        let fresh = Hex.string(ServerSecret.random())
         let name = ServerSecret.streamTickets
         let rows = try await withConnection(reader) { [logger] connection in
             try await connection.query("INSERT INTO server_secret (name, value) VALUES (\(name), \(fresh)) ON CONFLICT (name) DO NOTHING",

@@ -130,8 +130,9 @@ final class UpstreamServer: Sendable {
             return !state.stopped
         }
         guard first else { return }
+        // Only shut down: the accept thread closes the listener once it is out of `accept`, so
+        // its number cannot go to the next test's socket while this thread may still accept on it.
         Glibc.shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
         stopSignal.signal()
     }
 
@@ -140,6 +141,7 @@ final class UpstreamServer: Sendable {
     // MARK: Serving
 
     private func acceptLoop() {
+        defer { close(listener) }
         while !isStopped {
             let client = accept(listener, nil, nil)
             if client < 0 {

@@ -17,7 +17,7 @@ extension ChangeStoreConformance {
             return try await group.reduce(into: [[UInt8]]()) { $0.append($1) }
         }
         XCTAssertEqual(secrets.count, 9)
-        XCTAssertEqual(Set(secrets).count, 1, "one secret for every instance: \(secrets.map(ServerSecret.hex))")
+        XCTAssertEqual(Set(secrets).count, 1, "one secret for every instance: \(secrets.map(Hex.string))")
         let secret = try XCTUnwrap(secrets.first)
         XCTAssertEqual(secret.count, ServerSecret.byteCount)
         XCTAssertNotEqual(secret, [UInt8](repeating: 0, count: ServerSecret.byteCount))

@@ -73,15 +73,21 @@ final class ScriptedEventServer: Sendable {
             return (connections.stopped, connections.held)
         }
         guard !wasStopped else { return }
+        // Only shut down: the accept thread closes the listener once it is out of `accept`. Closed
+        // here, its number could go to the next test's server before this thread called `accept`
+        // again, and this stopped server would take (and drop) that server's first connection.
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
         for fd in open { close(fd) }
     }
 
     private func acceptLoop() {
+        defer { close(listener) }
         while true {
             let fd = accept(listener, nil, nil)
-            guard fd >= 0 else { return }
+            guard fd >= 0 else {
+                if errno == EINTR { continue }
+                return
+            }
             let head = readHead(fd)
             let index: Int? = connections.withLock { connections in
                 if connections.stopped { return nil }
