@@ -128,10 +128,11 @@ if has pg || has pg2; then
     for db in single pair; do "${RUNAS[@]}" "$PGBIN/createdb" -h 127.0.0.1 -p "$PGPORT" -U postgres "$db"; done
 fi
 
-# pg_counters DB : "calls total_ms wal_sync wal_write xact" now.
+# pg_counters DB : "calls total_ms wal_sync wal_write xact" now (calls of the commit functions:
+# tidings_commit_v3, or tidings_set_batch_v1 for a batch of plain sets; one per batch).
 pg_counters() {
-    psql_ -d "$1" -F' ' -c "SELECT COALESCE((SELECT sum(calls) FROM pg_stat_user_functions WHERE funcname LIKE 'tidings_commit_v%'), 0),
-        COALESCE((SELECT sum(total_time) FROM pg_stat_user_functions WHERE funcname LIKE 'tidings_commit_v%'), 0),
+    psql_ -d "$1" -F' ' -c "SELECT COALESCE((SELECT sum(calls) FROM pg_stat_user_functions WHERE funcname ~ '^tidings_(commit|set_batch)_v'), 0),
+        COALESCE((SELECT sum(total_time) FROM pg_stat_user_functions WHERE funcname ~ '^tidings_(commit|set_batch)_v'), 0),
         w.wal_sync, w.wal_write, (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())
         FROM pg_stat_wal w"
 }
