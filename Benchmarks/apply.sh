@@ -18,7 +18,7 @@ json.dump({f"key{i:04d}": {"type": "integer", "default": 0} for i in range(1000)
 for r in range(1, 3):
     json.dump({"preferences": {f"key{i:04d}": r for i in range(1000)}}, open(f"{work}/doc{r}.json", "w"))
 PY
-"$BIN" --port 0 --data-dir "$WORK/data" --feed-refresh 0 --preferences "$WORK/prefs.json" --log-level warning >"$WORK/log" 2>&1 &
+: >"$WORK/log"; "$BIN" --port 0 --data-dir "$WORK/data" --feed-refresh 0 --preferences "$WORK/prefs.json" --log-level warning >"$WORK/log" 2>&1 &
 PID=$!
 URL=""
 for _ in $(seq 1 600); do

@@ -36,7 +36,7 @@ case $WHO in
     tidings) CMD=("$TIDINGS_BIN" --port 0 --data-dir "$WORK/data" --log-level warning) ;;
     *) echo "tidings or bare" >&2; exit 2 ;;
 esac
-valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$FILE" "${CMD[@]}" >"$WORK/out" 2>"$WORK/err" &
+: >"$WORK/out"; valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$FILE" "${CMD[@]}" >"$WORK/out" 2>"$WORK/err" &
 PID=$!
 PORT=""
 for _ in $(seq 600); do

@@ -17,7 +17,7 @@ PID=""
 cleanup() { if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi; rm -rf "$WORK"; }
 trap cleanup EXIT
 : >"$WORK/log"
-"$BIN" --port 0 --data-dir "$WORK/data" --feed-refresh 0 --log-level warning --max-environments 64 >"$WORK/log" 2>&1 &
+: >"$WORK/log"; "$BIN" --port 0 --data-dir "$WORK/data" --feed-refresh 0 --log-level warning --max-environments 64 >"$WORK/log" 2>&1 &
 PID=$!
 URL=""
 for _ in $(seq 1 600); do

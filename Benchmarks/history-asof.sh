@@ -2,7 +2,7 @@
 # As-of 100,000 changes back, idle and under 16 concurrent writers (release binary, SQLite).
 cd "$(dirname "$0")/.."
 WORK=$(mktemp -d)
-.build/release/tidings --port 0 --data-dir "$WORK/data" --feed-refresh 0 >"$WORK/log" 2>&1 &
+: >"$WORK/log"; .build/release/tidings --port 0 --data-dir "$WORK/data" --feed-refresh 0 >"$WORK/log" 2>&1 &
 PID=$!
 for _ in $(seq 1 100); do grep -q "listening on" "$WORK/log" && break; sleep 0.1; done
 URL=$(sed -n 's#^tidings listening on \(http://[^ ]*\).*#\1#p' "$WORK/log" | head -n1)

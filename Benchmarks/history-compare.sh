@@ -12,7 +12,7 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$WORK"; }
 trap cleanup EXIT
 start() {  # start NAME BIN → URL in $URL
-    "$2" --port 0 --data-dir "$WORK/$1" --feed-refresh 0 >"$WORK/$1.log" 2>&1 &
+    : >"$WORK/$1.log"; "$2" --port 0 --data-dir "$WORK/$1" --feed-refresh 0 >"$WORK/$1.log" 2>&1 &
     PIDS+=($!)
     for _ in $(seq 1 100); do grep -q "listening on" "$WORK/$1.log" && break; sleep 0.1; done
     URL=$(sed -n 's#^tidings listening on \(http://[^ ]*\).*#\1#p' "$WORK/$1.log" | head -n1)

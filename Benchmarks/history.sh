@@ -16,7 +16,7 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$WORK"; }
 trap cleanup EXIT
 
-"$BIN" --port 0 --data-dir "$WORK/data" --feed-refresh 0 >"$WORK/server.log" 2>&1 &
+: >"$WORK/server.log"; "$BIN" --port 0 --data-dir "$WORK/data" --feed-refresh 0 >"$WORK/server.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 1 100); do grep -q "listening on" "$WORK/server.log" && break; sleep 0.1; done
 URL=$(sed -n 's#^tidings listening on \(http://[^ ]*\).*#\1#p' "$WORK/server.log" | head -n1)

@@ -32,7 +32,7 @@ trap cleanup EXIT
 
 start() {  # start LOG CMD...: runs a server, sets PID and PORT from its "listening on" line
     local log=$1; shift
-    "$@" > "$log" 2>&1 &
+    : >"$log"; "$@" > "$log" 2>&1 &
     PID=$!
     for _ in $(seq 1 100); do grep -q "listening on" "$log" 2>/dev/null && break; sleep 0.1; done
     PORT=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$log" | head -n1)

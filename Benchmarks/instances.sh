@@ -42,7 +42,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # start NAME ARGS... : starts tidings, sets PORT and PID once it is ready.
 start() {
     local name=$1; shift
-    "$TIDINGS" --port 0 --log-level warning --max-connections-per-client 30000 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+    : >"$WORK/$name.out"; "$TIDINGS" --port 0 --log-level warning --max-connections-per-client 30000 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
     PID=$!
     PIDS+=("$PID")
     PORT=""

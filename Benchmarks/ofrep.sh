@@ -30,7 +30,7 @@ PID=""; BARE_PID=""
 cleanup() { if [ -n "$BARE_PID" ]; then kill "$BARE_PID" 2>/dev/null || true; fi; if [ -n "$PID" ]; then kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi; rm -rf "$WORK"; }
 trap cleanup EXIT
 
-taskset -c 0 "$BIN" --host 127.0.0.1 --port 0 --data-dir "$WORK/data" --log-level warning > "$WORK/log" 2>&1 &
+: >"$WORK/log"; taskset -c 0 "$BIN" --host 127.0.0.1 --port 0 --data-dir "$WORK/data" --log-level warning > "$WORK/log" 2>&1 &
 PID=$!
 for _ in $(seq 1 100); do grep -q "listening on" "$WORK/log" 2>/dev/null && break; sleep 0.1; done
 PORT=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$WORK/log" | head -n1)

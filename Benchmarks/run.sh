@@ -117,7 +117,7 @@ start_server() {
     START_COUNT=$((START_COUNT + 1))
     local out="$WORK/$name.$START_COUNT.out" err="$WORK/$name.$START_COUNT.err"
     : >"$out"
-    "$@" >"$out" 2>"$err" &   # $! is the server itself
+    : >"$out"; "$@" >"$out" 2>"$err" &   # $! is the server itself
     SERVER_PID=$!
     SERVER_PIDS+=("$SERVER_PID")
     SERVER_PORT=""

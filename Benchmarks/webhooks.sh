@@ -23,7 +23,7 @@ cleanup() { for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; d
 trap cleanup EXIT
 
 SECRET="whsec_$(head -c 32 /dev/urandom | base64)"
-python3 Tests/webhooks/receiver.py "$SECRET" >"$WORK/receiver.log" 2>&1 &
+: >"$WORK/receiver.log"; python3 Tests/webhooks/receiver.py "$SECRET" >"$WORK/receiver.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 1 100); do grep -q "listening on" "$WORK/receiver.log" && break; sleep 0.1; done
 RECEIVER_PORT=$(sed -n 's/^receiver listening on //p' "$WORK/receiver.log")
@@ -41,7 +41,7 @@ start_server() {   # start_server N → sets PORT
     hooks_file "$n" >"$WORK/hooks-$n.json"
     local args=(--port 0 --data-dir "$dir" --log-level warning)
     [ "$n" -gt 0 ] && args+=(--webhooks "$WORK/hooks-$n.json" --webhook-allow-private)
-    "$BIN" "${args[@]}" >"$WORK/server-$n.out" 2>"$WORK/server-$n.log" &
+    : >"$WORK/server-$n.out"; "$BIN" "${args[@]}" >"$WORK/server-$n.out" 2>"$WORK/server-$n.log" &
     SERVER_PID=$!
     PIDS+=($SERVER_PID)
     for _ in $(seq 1 200); do grep -q "listening on" "$WORK/server-$n.out" && break; sleep 0.05; done

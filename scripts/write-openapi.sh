@@ -15,6 +15,7 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+: >"$WORK/log"   # before the server: the first look below must find a file (pipefail)
 "$BIN" --host 127.0.0.1 --port 0 --data-dir "$WORK/data" >"$WORK/log" 2>&1 &
 PID=$!
 BASE=""

@@ -67,6 +67,10 @@ trap cleanup EXIT
 
 # Tokens go through the environment, not argv, so they do not show in `ps`.
 SERVER_ARGS=(--host 127.0.0.1 --port 0 --data-dir "$WORK/data")
+# The log exists before the server starts: the background job opens it only when it is scheduled,
+# and the first look for the listening line below must not find no file (pipefail: a failed sed
+# ended the script, seen twice under load at the suite's start).
+: >"$SERVER_LOG"
 [ -n "$PREFERENCES" ] && SERVER_ARGS+=(--preferences "$PWD/$PREFERENCES")
 TIDINGS_API_TOKEN=$API_TOKEN TIDINGS_READ_TOKEN=$READ_TOKEN \
   "$TIDINGS_BIN" "${SERVER_ARGS[@]}" >"$SERVER_LOG" 2>&1 &
