@@ -51,7 +51,10 @@ extension HTTPFields {
     /// such field with commas; where only one value makes sense (a credential, a content type,
     /// an origin) the first field is the one that counts, as it always was here.
     public func first(_ name: HTTPField.Name) -> String? {
-        for field in self where field.name == name { return field.value }
+        // Names are compared only when their lengths match: comparing two different short
+        // names costs about 50 instructions, and requests look up several fields each.
+        let length = name.canonicalName.utf8.count
+        for field in self where field.name.canonicalName.utf8.count == length && field.name == name { return field.value }
         return nil
     }
 }

@@ -15,7 +15,9 @@ struct RequestHead {
     /// says `Connection: close`, HTTP/1.0 only when it says `Connection: keep-alive`.
     var keepsAlive: Bool {
         var close = false, keepAlive = false
-        for field in headers where field.name == .connection {
+        // Names are compared only when their lengths match (a string comparison of two
+        // different short names costs about 50 instructions; this runs for every answer).
+        for field in headers where field.name.canonicalName.utf8.count == 10 && field.name == .connection {
             for token in field.value.split(separator: ",") {
                 let word = token.withoutSpaces.lowercased()
                 if word == "close" { close = true } else if word == "keep-alive" { keepAlive = true }
@@ -60,6 +62,9 @@ struct RequestHead {
         let target = String(decoding: UnsafeBufferPointer(start: base + targetStart, count: index - targetStart), as: UTF8.self)
         index += 11   // " HTTP/1.x\r\n"
         var headers = HTTPFields()
+        // Room for the fields most clients send: grown one at a time, three fields cost two
+        // reallocations of the field array.
+        headers.reserveCapacity(8)
         while index < end {
             let nameStart = index
             while base[index] != colon { index += 1 }
@@ -128,7 +133,10 @@ extension Connection {
         while current == nil, isOpen, bufferedOutput < Self.resumeBelow {
             let wasReadingHead = machine.isReadingHead
             let step = machine.step(source)
-            syncClock()
+            switch step {
+            case .cleanHead, .head: break   // below: the body may be here already
+            default: syncClock()
+            }
             switch step {
             case .needMore:
                 if reading == nil, machine.isBetweenHeads { startIdleClock() }
@@ -140,12 +148,19 @@ extension Connection {
                 let head = RequestHead(clean: UnsafeRawBufferPointer(start: front, count: count),
                                        minorVersion: machine.minorVersion)
                 evbuffer_drain(input, count)
-                began(head, bodyWaiting: evbuffer_get_length(input))
+                beganWithClock(head, bodyWaiting: evbuffer_get_length(input))
             case .head(let consumed, let parsed):
                 evbuffer_drain(input, consumed)
-                began(RequestHead(parsed), bodyWaiting: evbuffer_get_length(input))
+                beganWithClock(RequestHead(parsed), bodyWaiting: evbuffer_get_length(input))
             case .body(let count):
-                appendBody(from: input, count: count)
+                if machine.isReadingHead, evbuffer_get_length(bodyBuffer) == 0 {
+                    // The whole body at once (nearly always: it came with its head): straight
+                    // from the input into the request's bytes, not through `bodyBuffer` (a
+                    // chain moved and copied out again cost about 300 instructions).
+                    chunkedBody = server.wholeBody(from: input, count: count)
+                } else {
+                    appendBody(from: input, count: count)
+                }
                 if machine.isReadingHead { complete() }
             case .dechunked(let consumed, let whole):
                 evbuffer_drain(input, consumed)
@@ -162,6 +177,14 @@ extension Connection {
                 refuse(refusal, head: reading)
             }
         }
+    }
+
+    /// A head was read: its body's deadline starts, unless all of the body is already here —
+    /// then the next step reads it at once (`began` leaves the loop's conditions as they were),
+    /// and arming the timer only to stop it again cost an `event_add` per request with a body.
+    private func beganWithClock(_ head: RequestHead, bodyWaiting waiting: Int) {
+        if let owed = machine.owedBody, waiting >= owed {} else { syncClock() }
+        began(head, bodyWaiting: waiting)
     }
 
     /// A head was read; `waiting` bytes follow it in the input so far.

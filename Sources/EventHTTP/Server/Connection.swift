@@ -51,7 +51,8 @@ final class Connection {
     /// The head read whose body is still arriving (nil between requests).
     var reading: RequestHead?
     /// Body bytes of `reading` received so far (moved from the input as they arrive, without
-    /// copying; copied out once, when the body is whole), or a de-chunked body (`chunkedBody`).
+    /// copying; copied out once, when the body is whole), or a whole body read at once or
+    /// de-chunked (`chunkedBody`).
     let bodyBuffer: OpaquePointer
     var chunkedBody: [UInt8] = []
     /// The exchange being answered (nil between requests).

@@ -46,9 +46,8 @@ extension HTTPServer {
         let status = response.status
         let keepAlive = head.keepsAlive
         var closes = !keepAlive
-        var text: [UInt8] = []
-        text.reserveCapacity(256)
-        text.append(contentsOf: head.minorVersion == 0 ? Self.version10 : Self.version11)
+        var text = AnswerText(scratch: answerScratch)
+        text.append(head.minorVersion == 0 ? Self.version10 : Self.version11)
         Self.appendStatus(status, to: &text)
         var hasDate = false, hasLength = false, hasConnection = false
         func append(_ field: HTTPField) {
@@ -63,40 +62,40 @@ extension HTTPServer {
             case 14 where name == .contentLength: hasLength = true
             default: break
             }
-            text.append(contentsOf: name.rawName.utf8)
+            text.append(name.rawName)
             text.append(colon); text.append(space)
-            text.append(contentsOf: field.value.utf8)
+            text.append(field.value)
             text.append(cr); text.append(lf)
         }
         for field in response.headers { append(field) }
         for field in response.addedFields { append(field) }
         if !hasDate {
-            text.append(contentsOf: Self.dateName)
-            text.append(contentsOf: responseDate.utf8)
+            text.append(Self.dateName)
+            text.append(responseDate)
             text.append(cr); text.append(lf)
         }
         let bodyAllowed = !status.forbidsBody
         if bodyAllowed, !hasLength {
-            text.append(contentsOf: Self.lengthName)
-            text.append(contentsOf: String(response.body.count).utf8)
+            text.append(Self.lengthName)
+            text.append(String(response.body.count))
             text.append(cr); text.append(lf)
         }
         if !hasConnection {
             if closes {
-                text.append(contentsOf: Self.closeField)
+                text.append(Self.closeField)
             } else if head.minorVersion == 0 {
-                text.append(contentsOf: Self.keepAliveField)
+                text.append(Self.keepAliveField)
             }
         }
         text.append(cr); text.append(lf)
         let sendsBody = bodyAllowed && method != .head && !response.body.isEmpty
-        if sendsBody, text.count + response.body.count <= 16 << 10 {
+        if sendsBody, text.count + response.body.count <= AnswerText.capacity {
             // One piece for a small answer.
-            text.append(contentsOf: response.body)
-            send(text, on: connection, output: output)
+            text.append(response.body)
+            text.withBytes { send($0, on: connection, output: output) }
         } else {
-            send(text, on: connection, output: output)
-            if sendsBody { send(response.body, on: connection, output: output) }
+            text.withBytes { send($0, on: connection, output: output) }
+            if sendsBody { response.body.withUnsafeBytes { send($0, on: connection, output: output) } }
         }
         if closes { connection.closeAfterWriting() }
     }
@@ -105,30 +104,26 @@ extension HTTPServer {
     /// no output buffer and no write event to arm and disarm (two `epoll_ctl` per request).
     /// What the kernel does not take now — all of it, when something already waits — goes to
     /// the output, in order, and the bufferevent writes it when the socket is writable.
-    private func send(_ bytes: [UInt8], on connection: Connection, output: OpaquePointer) {
+    private func send(_ bytes: UnsafeRawBufferPointer, on connection: Connection, output: OpaquePointer) {
+        guard let base = bytes.baseAddress else { return }
         var sent = 0
         if evbuffer_get_length(output) == 0 {
-            sent = bytes.withUnsafeBytes { bytes in
-                // EAGAIN: the send buffer is full; any other error (the client left) shows up
-                // again when the bufferevent writes what is left, and closes the connection.
-                let result = Foundation.send(connection.fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-                return max(0, result)
-            }
+            // EAGAIN: the send buffer is full; any other error (the client left) shows up
+            // again when the bufferevent writes what is left, and closes the connection.
+            sent = max(0, Foundation.send(connection.fd, base, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)))
         }
         guard sent < bytes.count else { return }
-        bytes.withUnsafeBytes { bytes in
-            syscall("evbuffer_add", tolerating: "out of memory: the answer goes out short and the client sees it",
-                    result: evbuffer_add(output, bytes.baseAddress! + sent, bytes.count - sent))
-        }
+        syscall("evbuffer_add", tolerating: "out of memory: the answer goes out short and the client sees it",
+                result: evbuffer_add(output, base + sent, bytes.count - sent))
     }
 
-    private static func appendStatus(_ status: HTTPResponse.Status, to text: inout [UInt8]) {
+    private static func appendStatus(_ status: HTTPResponse.Status, to text: inout AnswerText) {
         let code = status.code
         text.append(UInt8(ascii: "0") + UInt8(code / 100 % 10))
         text.append(UInt8(ascii: "0") + UInt8(code / 10 % 10))
         text.append(UInt8(ascii: "0") + UInt8(code % 10))
         text.append(space)
-        text.append(contentsOf: status.phrase.utf8)
+        text.append(status.phrase)
         text.append(cr); text.append(lf)
     }
 

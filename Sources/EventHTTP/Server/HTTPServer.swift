@@ -60,6 +60,11 @@ public final class HTTPServer {
     var shutdownPoll: TimerHandle?
     var shutdownDeadline: UInt64 = 0
     var dateCache: (second: Int, text: String) = (-1, "")
+    /// Where the response writer lays out each answer (`AnswerText`): loop-confined like the
+    /// server, one answer at a time.
+    let answerScratch = UnsafeMutablePointer<UInt8>.allocate(capacity: AnswerText.capacity)
+    /// The array whole bodies of a few KiB are read into (`wholeBody`).
+    var spareBody: [UInt8] = []
 
     /// The bound port once started (0 before).
     public internal(set) var port = 0
@@ -86,6 +91,7 @@ public final class HTTPServer {
 
     deinit {
         close()
+        answerScratch.deallocate()
     }
 
     /// Connections accepted at once (`maxConnections`, bounded by the open-file limit).

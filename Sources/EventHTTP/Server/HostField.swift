@@ -7,7 +7,8 @@ enum HostField {
     /// Why `headers` break the rule for a request of `version` (major × 10 + minor), or nil.
     static func problem(version: Int32, headers: HTTPFields) -> String? {
         var host: String?
-        for field in headers where field.name == .hostField {
+        // Names are compared only when their lengths match (most fields' do not).
+        for field in headers where field.name.canonicalName.utf8.count == 4 && field.name == .hostField {
             if host != nil { return "The request has more than one Host field." }
             host = field.value
         }
@@ -22,21 +23,33 @@ enum HostField {
     /// port: at most five digits, at most 65535 (`:99999999` is a 400, not a port read modulo
     /// something). What the host part names is the routes' business.
     static func hasValidPort(_ value: String) -> Bool {
-        let utf8 = value.utf8
-        let colon: String.UTF8View.Index?
-        if utf8.first == UInt8(ascii: "[") {
-            guard let close = utf8.firstIndex(of: UInt8(ascii: "]")) else { return true }
-            let after = utf8.index(after: close)
-            guard after != utf8.endIndex, utf8[after] == UInt8(ascii: ":") else { return true }
-            colon = after
-        } else {
-            colon = utf8.lastIndex(of: UInt8(ascii: ":"))
+        // Over the contiguous bytes: the `UTF8View` index walk (`lastIndex(of:)`, slices) cost
+        // about 750 instructions for `127.0.0.1:8080`, on every request.
+        var value = value
+        return value.withUTF8 { bytes in
+            let count = bytes.count
+            var colon = -1
+            if count > 0, bytes[0] == UInt8(ascii: "[") {
+                guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return true }
+                guard close + 1 < count, bytes[close + 1] == UInt8(ascii: ":") else { return true }
+                colon = close + 1
+            } else {
+                var index = count - 1
+                while index >= 0, bytes[index] != UInt8(ascii: ":") { index -= 1 }
+                colon = index
+            }
+            guard colon >= 0 else { return true }
+            // An empty port is allowed (RFC 3986 §3.2.3); anything else must be a port number.
+            let digits = count - colon - 1
+            if digits == 0 { return true }
+            guard digits <= 5 else { return false }
+            var port = 0
+            for index in colon + 1..<count {
+                let byte = bytes[index]
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return false }
+                port = port * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return port <= 65535
         }
-        guard let colon else { return true }
-        let digits = utf8[utf8.index(after: colon)...]
-        // An empty port is allowed (RFC 3986 §3.2.3); anything else must be a port number.
-        if digits.isEmpty { return true }
-        guard digits.count <= 5, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return false }
-        return digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) } <= 65535
     }
 }

@@ -30,7 +30,7 @@ struct OFREPRoutes {
     /// The evaluations are reads although POSTs; the notifications an event stream.
     func register(on routes: any RouteGroups) {
         routes.readingPostRoutes.post("/ofrep/v1/evaluate/flags/{key}") { request, responder in
-            let key = request.parameters["key"] ?? ""
+            let key = request.parameter("key") ?? ""   // found by name, not hashed
             guard state.preferences.declaration(forKey: key) != nil else {
                 responder.send(OFREPEvaluation.flagNotFound(key))
                 return

@@ -151,6 +151,50 @@ final class OpenFeatureRoutesTests: XCTestCase {
         XCTAssertLessThan(decided, bodies.count - 50)
     }
 
+    /// The quick check reads runs of plain `"name":"value"` members (a provider's context) in a
+    /// loop of its own, sixteen bytes at a time, and hands anything else back to its general
+    /// loop. Contexts like the benchmark's, changed here and there by a seeded generator (a byte
+    /// that matters to JSON put in, taken out or replaced, a member repeated, white space after a
+    /// comma), must be decided as the full reading decides them, wherever the change falls.
+    func test_the_quick_body_check_agrees_on_changed_provider_contexts() throws {
+        var attributes = [#""targetingKey":"user-1234""#, #""plan":"pro""#]
+        for index in 1...24 { attributes.append(#""attribute\#(index < 10 ? "0" : "")\#(index)":"value-\#(index)-abcdefghijklmnop""#) }
+        let context = Array(("{\"context\":{" + attributes.joined(separator: ",") + "}}").utf8)
+        let alphabet = Array(#"{}[]":,.\/ -019eEtnu"#.utf8) + [0x09, 0x0A, 0x0D, 0x01, 0xC3, 0xA9]
+        var random = SplitMix64(seed: 33)
+        var bodies = [context]
+        for _ in 0..<160 {
+            var body = context
+            for _ in 0...random.below(3) {
+                let at = random.below(body.count)
+                switch random.below(4) {
+                case 0: body.remove(at: at)
+                case 1: body.insert(alphabet[random.below(alphabet.count)], at: at)
+                case 2: body[at] = alphabet[random.below(alphabet.count)]
+                default:
+                    // A member again (named twice), or white space after a comma.
+                    let member = Array(("," + attributes[random.below(attributes.count)]).utf8)
+                    let comma = body[at...].firstIndex(of: UInt8(ascii: ",")) ?? body.count - 2
+                    body.insert(contentsOf: random.below(2) == 0 ? member : [0x20, 0x0A], at: comma + 1)
+                }
+            }
+            bodies.append(body)
+        }
+        var decided = 0
+        for body in bodies {
+            let text = String(decoding: body, as: UTF8.self)
+            let path = "/ofrep/v1/evaluate/flags/age"
+            let quick = try server.request("POST", path, headers: ["Content-Type": "application/json"], body: body)
+            let full = try server.request("POST", path, headers: ["Content-Type": "application/json"],
+                                          body: body + [UInt8](repeating: 0x20, count: 33 << 10))
+            XCTAssertEqual(quick.status, full.status, "\(text.debugDescription): \(quick.text) / \(full.text)")
+            XCTAssertEqual(quick.value?["errorDetails"], full.value?["errorDetails"], text.debugDescription)
+            if quick.status == 200 { decided += 1 }
+        }
+        XCTAssertGreaterThan(decided, 20)
+        XCTAssertLessThan(decided, bodies.count - 20)
+    }
+
     /// The answers are built once per revision and then served as bytes: a change is seen by the
     /// very next evaluation, single and bulk, whatever was cached before it.
     func test_a_change_is_seen_by_the_next_evaluation_at_once() throws {
@@ -348,4 +392,19 @@ final class OpenFeatureRoutesTests: XCTestCase {
         XCTAssertEqual(reply.header("Access-Control-Allow-Origin"), origin)
         XCTAssertTrue(reply.headerList("Access-Control-Expose-Headers").contains("ETag"), "\(reply.headers)")
     }
+}
+
+/// A seeded generator: the same bodies on every run.
+private struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    /// 0..<bound.
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
