@@ -24,7 +24,7 @@ struct OFREPBodyScan {
         case evaluation
         /// Well-formed JSON that is not one (the reason, for `PARSE_ERROR`).
         case notEvaluation(String)
-        /// Not JSON at all.
+        /// Not JSON at all (the full reading says why: it checks UTF-8 before syntax).
         case malformed
         /// Not decided here.
         case unsure

@@ -52,8 +52,10 @@ enum OFREPRequest {
             switch OFREPBodyScan.verdict(request.body) {
             case .evaluation: return then(nil)
             case let .notEvaluation(problem): return then(problem)
-            case .malformed: return then("The request body is not valid JSON." + shapeHint)
-            case .unsure: break
+            // Why a body is not JSON is the full reading's to say: it looks at UTF-8 (and NUL
+            // bytes) before syntax, so a body broken both ways is "not UTF-8 JSON" there, and
+            // the scan, which stops at the first syntax error, would have said otherwise.
+            case .malformed, .unsure: break
             }
         }
         request.process(responder, { () throws(ProblemDetails) -> String? in
