@@ -16,8 +16,12 @@ final class WebhooksPostgresTests: XCTestCase {
         try receiver.script("shared", [], delay: 0.03)
         let file = try receiver.file([(name: "shared", extra: [:])])
         func instance() throws -> TidingsProcess {
+            // The lease 5 s, not the fast clocks' 2 s: it is renewed with less than min(attempt
+            // timeout + 2 s, 60 %) left, so with a 1 s attempt the slack is 2 s, as with the
+            // defaults (30 s lease, 10 s attempt). At 2 s the slack was 0.2 s, and a delivery
+            // stalled that long on a loaded machine ran past its lease.
             let process = try TidingsProcess(arguments: ["--database-url", cluster.url, "--webhooks", file.path, "--webhook-allow-private"],
-                                             environment: WebhooksTests.fastClocks)
+                                             environment: WebhooksTests.fastClocks.merging(["TIDINGS_TEST_WEBHOOK_LEASE": "5"]) { $1 })
             addTeardownBlock { process.stop() }
             return process
         }
