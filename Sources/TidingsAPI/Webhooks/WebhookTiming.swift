@@ -53,7 +53,7 @@ struct WebhookTiming: Sendable, Equatable {
 
     /// How long a stopping instance keeps the lease after cutting an attempt off: what the
     /// receiver had read of it is still being handled there for a moment.
-    var abandonedAttemptGrace: Duration { min(.seconds(1), lease / 2) }
+    var abandonedAttemptGrace: Duration { .seconds(1) }
 }
 
 extension Duration {
