@@ -137,7 +137,14 @@ final class PostgresInstancesTests: XCTestCase {
     }
 
     func test_a_PostgreSQL_restart_during_writes_503_meanwhile_then_both_recover_and_streams_continue_without_a_gap() throws {
-        let a = try instance(), b = try instance()
+        // Debug logs kept: a failure shows what each instance's store and watcher did.
+        let a = try instance(["--log-level", "debug"]), b = try instance(["--log-level", "debug"])
+        let failuresBefore = testRun?.totalFailureCount ?? 0
+        defer {
+            if (testRun?.totalFailureCount ?? 0) > failuresBefore {
+                print("--- A:\n\(a.log)\n--- B:\n\(b.log)\n--- PostgreSQL:\n\(cluster.serverLog)")
+            }
+        }
         let stream = try b.openEventStream("/events?topics=preferences,things")
         _ = try stream.nextEvents(9)  // the snapshot: 8 preferences and the things
         XCTAssertEqual(try a.put("age", 1).status, 200)
@@ -157,7 +164,8 @@ final class PostgresInstancesTests: XCTestCase {
         try cluster.start()
         XCTAssertTrue(eventually(within: 20) { (try? a.put("age", 3).status) == 200 }, "writes work again")
         XCTAssertTrue(eventually(within: 10) { (try? a.get("/readyz").status) == 200 })
-        XCTAssertTrue(eventually(within: 10) { (try? b.get("/readyz").status) == 200 })
+        // B retries on its own back-off (at most 5 s between attempts).
+        XCTAssertTrue(eventually(within: 20) { (try? b.get("/readyz").status) == 200 })
         XCTAssertEqual(try a.post(thing: "back").status, 201)
         // B's stream, open all along, continues with the next ids: no gap, no duplicate.
         var ids = [UInt64(before.id!)!]

@@ -15,6 +15,13 @@ final class ReloadResetTests: XCTestCase {
         let writer = try TidingsProcess(arguments: flags, dataDirectory: directory.url)
         let behind = try TidingsProcess(arguments: flags, dataDirectory: directory.url)
         defer { writer.stop(); behind.stop() }
+        let failuresBefore = testRun?.totalFailureCount ?? 0
+        let started = Date()
+        defer {
+            if (testRun?.totalFailureCount ?? 0) > failuresBefore {
+                print("--- test started \(started)\n--- writer:\n\(writer.log.suffix(6_000))\n--- behind:\n\(behind.log.suffix(6_000))")
+            }
+        }
 
         let preferences = try behind.openEventStream("/preferences/events?keys=age")
         let snapshot = try preferences.nextEvent()
@@ -36,6 +43,7 @@ final class ReloadResetTests: XCTestCase {
             if reply.status != 200 { return }
         }
         let last = try writer.currentRevision()
+        print("1,300 writes done \(Date()); behind resumes")
         XCTAssertEqual(kill(pid, SIGCONT), 0)
         resumed = true
 

@@ -51,7 +51,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/deliveries":
             with lock:
-                self._json(200, {"attempts": attempts, "maxInFlight": max_in_flight})
+                self._json(200, {"attempts": attempts, "maxInFlight": max_in_flight, "inFlight": in_flight})
         else:
             self._json(404, {"detail": "no such path"})
 

@@ -50,6 +50,10 @@ struct WebhookTiming: Sendable, Equatable {
     /// A lease with less than this left is renewed before an attempt: the attempt's deadline
     /// and some slack, so the lease never runs out while a delivery is under way.
     var leaseMargin: Duration { min(attemptTimeout + .seconds(2), lease * 0.6) }
+
+    /// How long a stopping instance keeps the lease after cutting an attempt off: what the
+    /// receiver had read of it is still being handled there for a moment.
+    var abandonedAttemptGrace: Duration { .seconds(1) }
 }
 
 extension Duration {

@@ -32,6 +32,8 @@ final class WebhookWorker {
     private var stopped = false
     /// Until when this instance holds the lease (by its own clock; the store's decides).
     private var leaseUntil: ContinuousClock.Instant?
+    /// True while an attempt is on its way to the receiver.
+    private var sending = false
     /// The cursor row as this worker last read or saved it.
     private var row: WebhookCursor?
     /// True while the row in hand is known current (this instance holds the lease and has not
@@ -84,14 +86,21 @@ final class WebhookWorker {
 
     /// Ends the worker (an attempt under way is abandoned, to be made again by whoever holds
     /// the lease next) and gives up the lease, so another instance can take over at once.
+    ///
+    /// An attempt cut off by the stop may still be read by the receiver after this instance
+    /// closed the connection (a receiver works on what it read; it need not notice the close).
+    /// Then the lease is kept another second (``WebhookTiming/abandonedAttemptGrace``), so the
+    /// next instance's delivery does not overlap it; otherwise it ends at once.
     func stop() async {
         guard !stopped else { return }
         stopped = true
+        let abandonsAttempt = sending
         task?.cancel()
         wake(reread: true)
         await task?.value
         if leaseUntil != nil {
-            _ = try? await context.store.acquireLease(leaseName, holder: context.holder, duration: .milliseconds(1))
+            let rest = abandonsAttempt ? context.timing.abandonedAttemptGrace : .milliseconds(1)
+            _ = try? await context.store.acquireLease(leaseName, holder: context.holder, duration: rest)
             leaseUntil = nil
         }
     }
@@ -164,7 +173,9 @@ final class WebhookWorker {
         // The lease must outlast the attempt.
         guard try await holdsLease() else { return context.timing.standby }
         let id = "\(change.environment)-\(change.revision)"
+        sending = true
         let attempt = await context.sender.send(body, id: id, to: definition)
+        sending = false
         TidingsMetrics.shared.recordWebhookDelivery(hook: name, outcome: attempt.outcome)
         let finished = Self.milliseconds(Date())
         switch attempt {

@@ -94,6 +94,12 @@ final class WebhookReceiver {
         return JSONValue.parse(reply.body)?["maxInFlight"]?[hook]?.intValue ?? 0
     }
 
+    /// The deliveries of `hook` open now (read, not yet answered).
+    func inFlight(_ hook: String) throws -> Int {
+        let reply = try HTTPConnection(port: port).request("GET", "/deliveries")
+        return JSONValue.parse(reply.body)?["inFlight"]?[hook]?.intValue ?? 0
+    }
+
     /// A `--webhooks` file with `hooks` (`name` → extra members), written to a fresh path in the
     /// receiver's directory (removed with it by `stop()`).
     func file(_ hooks: [(name: String, extra: [String: Any])]) throws -> URL {
