@@ -85,8 +85,13 @@ final class PostsAdoptionCostTests: XCTestCase {
         let new = try UpstreamServer()
         defer { new.stop() }
         new.behaviour = .delayed(1, then: .posts(#"[{"id":2,"title":"from the new feed","body":"y"}]"#))
-        let second = try TidingsProcess(arguments: ["--feed-url", new.url, "--feed-refresh", "0"], dataDirectory: directory.url)
+        let second = try TidingsProcess(arguments: ["--feed-url", new.url, "--feed-refresh", "0", "--log-level", "debug"],
+                                        dataDirectory: directory.url)
         defer { second.stop() }
+        let failuresBefore = testRun?.totalFailureCount ?? 0
+        defer {
+            if (testRun?.totalFailureCount ?? 0) > failuresBefore { print("--- second instance:\n\(second.log)\n--- upstream: \(new.requests.count) requests") }
+        }
         // A stream opened first shows no posts of the old feed as this feed's.
         let stream = try second.openEventStream("/posts/events")
         let opening = try stream.nextEvent()

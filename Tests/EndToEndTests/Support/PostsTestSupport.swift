@@ -46,7 +46,7 @@ struct PostsState {
 extension TidingsProcess {
     /// `GET /posts[?wait=N]`, checked to be a 200 JSON state object.
     func posts(wait: Int? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> PostsState {
-        let reply = try get(wait.map { "/posts?wait=\($0)" } ?? "/posts")
+        let reply = try connect(timeout: Double(wait ?? 0) + 10).request("GET", wait.map { "/posts?wait=\($0)" } ?? "/posts")
         XCTAssertEqual(reply.status, 200, reply.text, file: file, line: line)
         XCTAssertEqual(reply.header("Content-Type"), "application/json", file: file, line: line)
         let json = try XCTUnwrap(reply.json, "not a JSON object: \(reply.text)", file: file, line: line)
@@ -56,10 +56,12 @@ extension TidingsProcess {
         return PostsState(json: json)
     }
 
-    /// Loads the feed (GET /posts?wait=5) and checks it ended `expected`.
+    /// Loads the feed (GET /posts?wait=15) and checks it ended `expected`. The answer comes as
+    /// soon as the load ends: 15 s is room for a loaded machine (at load 14, a load held by a
+    /// 1 s upstream had not reached the upstream after 5 s), not a time any test waits.
     @discardableResult
     func settledPosts(_ expected: String, file: StaticString = #filePath, line: UInt = #line) throws -> PostsState {
-        let state = try posts(wait: 5, file: file, line: line)
+        let state = try posts(wait: 15, file: file, line: line)
         XCTAssertEqual(state.state, expected, "\(state.json)", file: file, line: line)
         return state
     }
