@@ -83,6 +83,24 @@ final class StreamWorkerTests: XCTestCase {
         XCTAssertEqual(server.sync { $0.openStreamCount }, 1)
     }
 
+    /// An idle stream's heartbeat goes straight to the socket, framed once for every stream
+    /// (`StreamWorker.beat`): exactly one chunk on HTTP/1.1, the bare comment on HTTP/1.0, at
+    /// every beat.
+    func testHeartbeatsAreOneChunkOnHTTP11AndBareOnHTTP10() throws {
+        let server = try startServer(heartbeat: 0.2)
+        defer { server.stop() }
+        let chunked = try openStream(server)
+        XCTAssertEqual(chunked.readUntil(": keep-alive\n\n\r\n"), "\r\ne\r\n: keep-alive\n\n\r\n",
+                       "the retry chunk's end, then the heartbeat as one chunk")
+        XCTAssertEqual(chunked.readUntil(": keep-alive\n\n\r\n"), "e\r\n: keep-alive\n\n\r\n", "the next beat")
+        let bare = try HTTPConnection(port: server.port, timeout: 5)
+        bare.write("GET /stream HTTP/1.0\r\n\r\n")
+        XCTAssertNotNil(bare.readUntil("retry: 1500\n\n"), "stream head")
+        XCTAssertEqual(bare.readUntil(": keep-alive\n\n"), ": keep-alive\n\n")
+        XCTAssertEqual(bare.readUntil(": keep-alive\n\n"), ": keep-alive\n\n", "the next beat")
+        XCTAssertEqual(server.sync { $0.openStreamCount }, 2, "both readers kept")
+    }
+
     func testAnHTTP10StreamIsCloseDelimited() throws {
         let server = try startServer()
         defer { server.stop() }

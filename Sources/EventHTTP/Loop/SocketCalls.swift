@@ -14,6 +14,11 @@ enum SocketCalls {
         return try syscall("sendmsg") { sendmsg(fd, &message, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
     }
 
+    /// One non-blocking send of `bytes`, never raising SIGPIPE; the bytes the kernel took.
+    static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Int {
+        try syscall("send") { Foundation.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+    }
+
     /// Reads and drops what a client sent on a stream (at most 64 KiB a call); false once the
     /// peer closed the socket or it failed.
     static func discardInput(_ fd: Int32) -> Bool {

@@ -117,7 +117,7 @@ extension HTTPServer {
         let remote = WorkerStream(id: id, chunked: chunked, conflates: conflate, limits: streamLimits, gzip: gzip,
                                   worker: dispatch.workers[workerIndex])
         let stream = EventStream(id: id, workerIndex: workerIndex,
-                                 sink: WorkerStreamSink(remote: remote, workerIndex: workerIndex, server: self),
+                                 sink: remote,
                                  server: self, keyOf: conflate ? keyOf : nil)
         streams[id] = stream
         if gzip {

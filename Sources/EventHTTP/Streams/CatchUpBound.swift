@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The bound and the deadline on a stream's paced output — what `EventStream.sendPaced` queues
 /// (an opening snapshot, a page of replay, a `reset` and its snapshot) and the stream's own
 /// head, `retry:` and heartbeats. Live frames have their own bound (`WorkerStream.overBound`);
@@ -26,8 +28,10 @@ struct CatchUpBound {
     private(set) var queued = 0
     /// The largest paced batch announced (`WorkerCommand.paced`), in bytes.
     private var largestBatch = 0
-    /// When everything paced now queued must have reached the kernel; nil while nothing waits.
-    private(set) var due: ContinuousClock.Instant?
+    /// When everything paced now queued must have reached the kernel, in `now`'s nanoseconds;
+    /// 0 while nothing waits. (An optional clock instant took 17 bytes and padding of every
+    /// stream, idle ones included.)
+    private(set) var due: UInt64 = 0
 
     init(limits: StreamLimits) {
         self.limits = limits
@@ -38,9 +42,21 @@ struct CatchUpBound {
 
     var isOverAllowance: Bool { queued > allowance }
 
+    /// Whether paced output waits (it has a deadline).
+    var isWaiting: Bool { due != 0 }
+
+    /// The monotonic clock, in nanoseconds (never 0).
+    static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// `seconds` in nanoseconds, at most about 31 years (a configured deadline is a `Double`).
+    static func nanoseconds(_ seconds: Double) -> UInt64 {
+        guard seconds > 0 else { return 0 }
+        return seconds >= 1e9 ? 1_000_000_000 * 1_000_000_000 : UInt64(seconds * 1e9)
+    }
+
     /// True once paced output waited past its deadline.
-    func isLate(at now: ContinuousClock.Instant) -> Bool {
-        guard let due, deadlineSeconds > 0 else { return false }
+    func isLate(at now: UInt64) -> Bool {
+        guard due != 0, deadlineSeconds > 0 else { return false }
         return now > due
     }
 
@@ -48,9 +64,9 @@ struct CatchUpBound {
     mutating func announce(batch bytes: Int) { largestBatch = max(largestBatch, bytes) }
 
     /// A paced entry of `wire` bytes was queued.
-    mutating func added(_ wire: Int, at now: ContinuousClock.Instant) {
-        let start = due ?? now + .seconds(deadlineSeconds)
-        due = start + .seconds(Double(wire) / Double(minimumBytesPerSecond))
+    mutating func added(_ wire: Int, at now: UInt64) {
+        let start = due != 0 ? due : now &+ Self.nanoseconds(deadlineSeconds)
+        due = max(1, start &+ Self.nanoseconds(Double(wire) / Double(minimumBytesPerSecond)))
         queued += wire
     }
 
@@ -59,14 +75,14 @@ struct CatchUpBound {
         queued -= wire
         if queued <= 0 {
             queued = 0
-            due = nil
+            due = 0
         }
     }
 
     /// The stream closed: nothing waits any more.
     mutating func clear() {
         queued = 0
-        due = nil
+        due = 0
     }
 }
 

@@ -36,10 +36,11 @@ public final class EventStream {
     /// Where the bytes go: a worker's socket, or the in-process recorder.
     let sink: any StreamSink
     private weak var server: HTTPServer?
-    /// On a conflating stream: the key of a frame sent without one (nil: not conflated).
-    private let keyOf: (([UInt8]) -> String?)?
+    /// On a conflating stream: the key of a frame sent without one (nil: not conflated). Boxed:
+    /// a reference is half an optional closure's size, and most streams have none.
+    private let keyOf: ConflationKeying?
+    /// Completions of paced output by marker; a new marker is one above the highest waiting.
     private var completions: [Int: () -> Void] = [:]
-    private var nextMarker = 0
     /// The client's address while the stream holds its connection slot (see `ConnectionLimiter`).
     var clientAddress: String?
     /// The client the stream counts against (`HTTPServer.streamsByClient`): the peer, or the
@@ -48,6 +49,10 @@ public final class EventStream {
 
     /// Called once when the stream stops for any reason. Set it right after starting.
     public var onClose: (() -> Void)?
+    /// Called once with the stream when it stops, after `onClose`. One closure can serve every
+    /// stream (the stream hub's), where an `onClose` that must tell streams apart is a closure,
+    /// and an allocation, per stream: 48 bytes of every idle stream.
+    public var onStop: ((EventStream) -> Void)?
     /// The worker writing the stream (`workerIndex`), in 4 bytes beside the flags.
     private let worker: Int32
     /// Whether frames can still be written.
@@ -68,14 +73,14 @@ public final class EventStream {
         worker = Int32(workerIndex)
         self.sink = sink
         self.server = server
-        self.keyOf = keyOf
+        self.keyOf = keyOf.map(ConflationKeying.init)
     }
 
     /// Sends one pre-encoded frame. Returns false when the stream is closed or ending. A slow
     /// client is cut off by its worker a moment later (`onClose` then fires).
     @discardableResult
     public func send(_ frame: [UInt8]) -> Bool {
-        let key = conflates ? keyOf?(frame) : nil
+        let key = conflates ? keyOf?.key(frame) : nil
         return forward(frame, key: key, live: true)
     }
 
@@ -101,9 +106,10 @@ public final class EventStream {
         guard isOpen, !endRequested else { return }
         var marker: Int?
         if let completion {
-            nextMarker += 1
-            completions[nextMarker] = completion
-            marker = nextMarker
+            // Unique among the markers still on their way (a reached one is removed first).
+            let next = (completions.keys.max() ?? 0) + 1
+            completions[next] = completion
+            marker = next
         }
         sink.sendPaced(chunks, marker: marker, of: self)
     }
@@ -155,7 +161,16 @@ public final class EventStream {
         isOpen = false
         completions.removeAll()
         let onClose = self.onClose
+        let onStop = self.onStop
         self.onClose = nil
+        self.onStop = nil
         onClose?()
+        onStop?(self)
     }
+}
+
+/// A conflating stream's key function, boxed (see `EventStream.keyOf`).
+final class ConflationKeying {
+    let key: ([UInt8]) -> String?
+    init(_ key: @escaping ([UInt8]) -> String?) { self.key = key }
 }

@@ -17,11 +17,12 @@ final class StreamDispatch {
 
     init(base: OpaquePointer, count: Int, notices: StreamNotices, heartbeatInterval: Double,
          compression: StreamCompressionCounters = StreamCompressionCounters()) throws {
-        workers = try (0..<max(1, count)).map { _ in
-            try StreamWorker(notices: notices, heartbeatInterval: heartbeatInterval, compression: compression)
+        workers = try (0..<max(1, count)).map { index in
+            try StreamWorker(index: index, notices: notices, heartbeatInterval: heartbeatInterval, compression: compression)
         }
         outboxes = Array(repeating: [], count: workers.count)
         load = Array(repeating: 0, count: workers.count)
+        for worker in workers { worker.dispatch = self }
         for (index, worker) in workers.enumerated() { worker.start(name: "tidings-stream-\(index)", workers: workers.count) }
         flushEvent = event_new(base, -1, 0, { _, _, context in
             Unmanaged<StreamDispatch>.fromOpaque(context!).takeUnretainedValue().flush()

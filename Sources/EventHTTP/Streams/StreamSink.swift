@@ -22,44 +22,37 @@ protocol StreamFanOut: AnyObject {
     func broadcast(_ frame: [UInt8], topic: Int, order: UInt64, conflationKey: String?)
 }
 
-/// A stream written by a worker thread: commands in order through the server's dispatch.
-final class WorkerStreamSink: StreamSink {
-    let remote: WorkerStream
-    let workerIndex: Int
-    private weak var server: HTTPServer?
-
-    init(remote: WorkerStream, workerIndex: Int, server: HTTPServer) {
-        self.remote = remote
-        self.workerIndex = workerIndex
-        self.server = server
-    }
-
-    var conflates: Bool { remote.conflates }
-
+/// A stream written by a worker thread is its own sink (`WorkerStream`): the loop posts the
+/// commands about it, in order, through the server's dispatch. These members run on the loop
+/// thread and read only what never changes (the stream's worker, its `conflates`): the stream's
+/// mutable state stays its worker's. (A sink object of its own cost every idle stream 64 bytes.)
+/// Once the dispatch is gone (the server stopped) they do nothing.
+extension WorkerStream: StreamSink {
     func send(_ frame: [UInt8], key: String?, live: Bool) {
-        server?.dispatch?.enqueue(.frame(remote, frame, key: key, live: live), to: workerIndex)
+        worker.dispatch?.enqueue(.frame(self, frame, key: key, live: live), to: worker.index)
     }
 
     func sendPaced(_ chunks: [[UInt8]], marker: Int?, of stream: EventStream) {
-        guard let dispatch = server?.dispatch else { return }
-        dispatch.enqueue(.paced(remote, bytes: chunks.reduce(0) { $0 + $1.count }), to: workerIndex)
+        guard let dispatch = worker.dispatch else { return }
+        let index = worker.index
+        dispatch.enqueue(.paced(self, bytes: chunks.reduce(0) { $0 + $1.count }), to: index)
         for chunk in chunks where !chunk.isEmpty {
-            dispatch.enqueue(.frame(remote, chunk, key: nil, live: false), to: workerIndex)
+            dispatch.enqueue(.frame(self, chunk, key: nil, live: false), to: index)
         }
-        if let marker { dispatch.enqueue(.marker(remote, marker), to: workerIndex) }
+        if let marker { dispatch.enqueue(.marker(self, marker), to: index) }
     }
 
     func follow(_ topics: [Int], after order: UInt64) {
-        server?.dispatch?.enqueue(.follow(remote, topics: topics, after: order), to: workerIndex)
+        worker.dispatch?.enqueue(.follow(self, topics: topics, after: order), to: worker.index)
     }
 
     func end(retryMilliseconds: Int?, of stream: EventStream) {
-        guard let dispatch = server?.dispatch else { return }
+        guard let dispatch = worker.dispatch else { return }
         if let retryMilliseconds {
-            dispatch.enqueue(.frame(remote, ServerSentEvent.retry(milliseconds: retryMilliseconds), key: nil, live: false),
-                             to: workerIndex)
+            dispatch.enqueue(.frame(self, ServerSentEvent.retry(milliseconds: retryMilliseconds), key: nil, live: false),
+                             to: worker.index)
         }
-        dispatch.enqueue(.end(remote), to: workerIndex)
+        dispatch.enqueue(.end(self), to: worker.index)
     }
 }
 

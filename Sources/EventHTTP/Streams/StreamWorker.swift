@@ -21,6 +21,10 @@ final class StreamWorker: @unchecked Sendable {
     static let niceIncrement: Int32 = 10
 
     let loop: EventLoop
+    /// The worker's place in the dispatch's list, and the dispatch (loop thread: it posts the
+    /// commands about this worker's streams, which are their own sinks: see StreamSink.swift).
+    let index: Int
+    weak var dispatch: StreamDispatch?
     let notices: StreamNotices
     /// Deflates the frames of gzip streams on this thread (see `WorkerStream`).
     let deflater = PieceDeflater()
@@ -39,6 +43,11 @@ final class StreamWorker: @unchecked Sendable {
     /// Streams following each broadcast topic, by stream id (`WorkerCommand.follow`).
     private var followers: [Int: [Int: WorkerStream]] = [:]
     private var dirty: [WorkerStream] = []
+    /// Streams with paced output waiting (`CatchUpBound.due` set), the only ones the
+    /// once-a-second sweep looks at: walking all of them cost an idle server more CPU than
+    /// its heartbeats (15,000 idle streams, `perf`: 16% of the worker's time, against 8% for the
+    /// heartbeat's `ioctl`s).
+    private(set) var pacing: [Int: WorkerStream] = [:]
     private var heartbeat: TimerHandle?
     /// Once a second: closes streams whose paced output missed its deadline (`CatchUpBound`).
     private var catchUpSweep: TimerHandle?
@@ -48,12 +57,13 @@ final class StreamWorker: @unchecked Sendable {
     /// "\r\n", the trailer of every chunk.
     let crlf: UnsafeMutablePointer<UInt8>
 
-    init(notices: StreamNotices, heartbeatInterval: Double,
+    init(index: Int, notices: StreamNotices, heartbeatInterval: Double,
          compression: StreamCompressionCounters = StreamCompressionCounters()) throws {
         self.compression = compression
         // A worker closes its streams' sockets itself and may get the same descriptor number
         // again for a later stream: no batched epoll changes here.
         loop = try EventLoop(batchesDescriptorChanges: false)
+        self.index = index
         self.notices = notices
         self.heartbeatInterval = heartbeatInterval
         iov = .allocate(capacity: Self.maxPieces)
@@ -201,7 +211,14 @@ final class StreamWorker: @unchecked Sendable {
     func forget(_ stream: WorkerStream) {
         loop.checkConfined("StreamWorker.forget")
         streams.removeValue(forKey: stream.id)
+        pacing.removeValue(forKey: stream.id)
         unfollow(stream)
+    }
+
+    /// `stream` has paced output waiting, or no longer has (see `pacing`).
+    func setPacing(_ stream: WorkerStream, _ waiting: Bool) {
+        loop.checkConfined("StreamWorker.setPacing")
+        if waiting { pacing[stream.id] = stream } else { pacing.removeValue(forKey: stream.id) }
     }
 
     private func follow(_ stream: WorkerStream, topics: [Int], after: UInt64) {

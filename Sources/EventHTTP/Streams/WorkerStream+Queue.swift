@@ -9,7 +9,7 @@ extension WorkerStream {
         worker.loop.checkConfined("WorkerStream.enqueueRaw")
         guard !closed, !bytes.isEmpty else { return }
         queue.append(Entry(bytes: bytes, framed: false, live: false, key: nil, wire: bytes.count))
-        catchUp.added(bytes.count, at: .now)
+        pacedAdded(bytes.count)
     }
 
     /// Queues a frame; on a gzip stream it is deflated for this stream first (a broadcast
@@ -52,7 +52,21 @@ extension WorkerStream {
             }
         }
         queue.append(Entry(bytes: bytes, framed: chunked, live: live, key: key, wire: wire, piece: piece))
-        if live { liveQueued += wire } else { catchUp.added(wire, at: .now) }
+        if live { liveQueued += wire } else { pacedAdded(wire) }
+    }
+
+    /// Paced output of `wire` bytes was queued: it has a deadline, which the worker's sweep checks.
+    private func pacedAdded(_ wire: Int) {
+        let wasWaiting = catchUp.isWaiting
+        catchUp.added(wire, at: CatchUpBound.now)
+        if !wasWaiting { worker.setPacing(self, true) }
+    }
+
+    /// Paced output of `wire` bytes reached the kernel; once none waits, the sweep skips the stream.
+    func pacedSent(_ wire: Int) {
+        let wasWaiting = catchUp.isWaiting
+        catchUp.sent(wire)
+        if wasWaiting, !catchUp.isWaiting { worker.setPacing(self, false) }
     }
 
     func enqueueMarker(_ marker: Int) {
@@ -68,7 +82,7 @@ extension WorkerStream {
             // The member's end: what was sent plus everything still queued (all of it goes out
             // before the trailer; nothing is queued after it).
             var crc = sentCRC
-            var length = sentLength
+            var length = UInt64(sentLength)
             for entry in queue[head...] {
                 guard let piece = entry.piece else { continue }
                 crc = piece.appended(to: crc)

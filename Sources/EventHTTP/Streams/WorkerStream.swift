@@ -5,7 +5,9 @@ import Foundation
 ///
 /// `@unchecked Sendable` because the loop thread creates it and then only carries the reference
 /// inside `WorkerCommand`s; every mutable member is touched on its worker's thread alone
-/// (checked: `worker.loop.checkConfined` in each member that does).
+/// (checked: `worker.loop.checkConfined` in each member that does). It is also its
+/// `EventStream`'s sink (its extension in StreamSink.swift): those members run on the loop
+/// thread and read only its constants and its worker's dispatch.
 ///
 /// Frames are the loop's shared `[UInt8]` arrays (reference-counted, never copied per stream).
 /// Chunked framing (HTTP/1.1) is added at write time as separate iovecs, and everything queued
@@ -53,8 +55,9 @@ final class WorkerStream: @unchecked Sendable {
     /// below it are skipped, so one reaching the stream through two topics goes out once).
     var topics: [Int] = []
     var lastOrder: UInt64 = 0
-    /// Length of the uncompressed bytes of the pieces sent so far (gzip).
-    var sentLength: UInt64 = 0
+    /// Length of the uncompressed bytes of the pieces sent so far (gzip), modulo 2^32 as the
+    /// gzip trailer keeps it (4 bytes beside `fd` and `sentCRC`, rather than 8 and padding).
+    var sentLength: UInt32 = 0
     /// The socket, once it arrived (`attach`); -1 before. Until then frames only queue.
     private(set) var fd: Int32 = -1
     /// CRC-32 of the uncompressed bytes of the pieces sent so far (gzip).

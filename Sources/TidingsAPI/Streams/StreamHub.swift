@@ -163,16 +163,21 @@ final class StreamHub {
         if reloadSubscription == nil {
             reloadSubscription = state.reloads.sink { [weak self] in self?.reloaded() }
         }
-        let id = ObjectIdentifier(stream)
-        followers[id] = Follower(stream: stream, covered: covered)
+        followers[ObjectIdentifier(stream)] = Follower(stream: stream, covered: covered)
         onCountChange?(followers.count)
-        stream.onClose = { [weak self] in
-            MainActor.assumeIsolated {
-                guard let self, let follower = self.followers.removeValue(forKey: id) else { return }
-                for topic in follower.topics { self.followerCounts[topic, default: 1] -= 1 }
-                self.onCountChange?(self.followers.count)
-            }
-        }
+        stream.onStop = streamStopped
+    }
+
+    /// Every stream's `onStop`: one closure for all of them, not one (and its allocation) per stream.
+    private lazy var streamStopped: (EventStream) -> Void = { [weak self] stream in
+        let id = ObjectIdentifier(stream)
+        MainActor.assumeIsolated { self?.stopped(id) }
+    }
+
+    private func stopped(_ id: ObjectIdentifier) {
+        guard let follower = followers.removeValue(forKey: id) else { return }
+        for topic in follower.topics { followerCounts[topic, default: 1] -= 1 }
+        onCountChange?(followers.count)
     }
 
     /// `coverage` and the topics a stream with it follows, shared with every stream opened with
