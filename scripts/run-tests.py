@@ -84,6 +84,24 @@ def scratch_directory() -> str | None:
         return None
 
 
+def stop_leftover_clusters(scratch: str) -> None:
+    """Shuts down (immediately) any PostgreSQL cluster still running from the scratch directory
+    — a job killed at its time limit, or a run interrupted, whose watchdog has not stopped it yet —
+    before the directory goes: without its data directory a postmaster would run on, unreachable."""
+    pids: list[int] = []
+    for pidfile in Path(scratch).glob("*/data/postmaster.pid"):
+        try:
+            pid = int(pidfile.read_text().split("\n", 1)[0])
+            os.kill(pid, signal.SIGQUIT)
+            pids.append(pid)
+        except (OSError, ValueError):
+            continue
+    deadline = time.monotonic() + 10
+    while pids and time.monotonic() < deadline:
+        pids = [p for p in pids if Path(f"/proc/{p}").exists()]
+        time.sleep(0.1)
+
+
 @dataclass
 class Job:
     name: str
@@ -385,6 +403,7 @@ def main() -> int:
         return runner.run()
     finally:
         if scratch and scratch != os.environ.get("TEST_TMPDIR"):
+            stop_leftover_clusters(scratch)
             shutil.rmtree(scratch, ignore_errors=True)
 
 

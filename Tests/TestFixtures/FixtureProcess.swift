@@ -57,8 +57,16 @@ public enum FixtureProcess {
     /// A shell that runs `cleanup` once this (test) process has died without cleaning up — a
     /// crash or a killed test run must not leave servers behind. Kill it (``SpawnedProcess/kill()``)
     /// after a normal cleanup.
+    ///
+    /// It runs in a session of its own (`setsid`, which execs the shell in place, so its pid
+    /// stays the one `kill()` signals): a test runner that kills a test's process group (a job
+    /// past its time limit) would otherwise kill the watchdog with it, and leave the server —
+    /// a PostgreSQL cluster, which detaches from the test — running.
     public static func watchdog(cleanup: String) throws -> SpawnedProcess {
         let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(cleanup)"
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/setsid") {
+            return try SpawnedProcess("/usr/bin/setsid", ["/bin/sh", "-c", script], output: "/dev/null")
+        }
         return try SpawnedProcess("/bin/sh", ["-c", script], output: "/dev/null")
     }
 
