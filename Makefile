@@ -57,18 +57,9 @@ run: release
 # the second reuses the first's objects. `make test TEST_BUILD_FLAGS=` keeps DWARF.
 TEST_BUILD_FLAGS ?= -debug-info-format none
 export TEST_BUILD_FLAGS
-# The fuzz targets (their own build path, .build/fuzz) build beside the server binary: that build
-# kept both cores busy only about 85% of its time in a fresh-clone run (about 645 s of CPU in 380 s:
-# one module waits on another), and the fuzz build (about 90 s of CPU) fills the gaps instead of
-# taking a slot in the suite. If it fails, the suite builds them
-# again as a job of its own, which shows why.
 test: deps test-deps test-tools
-	@mkdir -p .build/test-logs
-	$(SWIFT) package resolve
-	@setsid Fuzz/run.sh --build-only >.build/test-logs/fuzz-build-early.log 2>&1 & fuzz=$$!; \
-	$(SWIFT) build --product tidings $(TEST_BUILD_FLAGS) || { kill -- -$$fuzz 2>/dev/null; wait $$fuzz; exit 1; }; \
-	if wait $$fuzz; then built=1; else built=0; echo "the fuzz targets' early build failed: the suite builds them again"; fi; \
-	FUZZ_BUILT=$$built scripts/run-tests.py --build-tests
+	$(SWIFT) build --product tidings $(TEST_BUILD_FLAGS)
+	scripts/run-tests.py --build-tests
 
 # The Python packages and browser the suites drive, installed once before the suites start side by side.
 .PHONY: test-tools

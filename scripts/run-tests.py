@@ -150,18 +150,15 @@ BUILD_TESTS = "build-tests"
 def jobs(debug_bin: str) -> list[Job]:
     """Every job that needs only the server binary (and the tools), not the test binary."""
     env_bin = {"TIDINGS_BIN": debug_bin}
-    fuzz_built = os.environ.get("FUZZ_BUILT") == "1"
     make = ["make", "--no-print-directory"]
     result: list[Job] = [
         # The fuzz targets build once (coverage-instrumented objects in .build/fuzz), then each
         # target runs for FUZZ_SECONDS (20) as its own job: in the suite they run their seeds and
         # a short search, to keep `make test` within CI's 15 minutes; `make fuzz` searches for
         # 15 minutes a target.
-        # (`make test` builds them beside the server binary, whose build leaves a core idle now
-        # and then, and says so with FUZZ_BUILT=1: then there is no build job here.)
-        *([] if fuzz_built else [Job("fuzz-build", ["Fuzz/run.sh", "--build-only"], limit=1200)]),
+        Job("fuzz-build", ["Fuzz/run.sh", "--build-only"], limit=1200),
         *[Job(f"fuzz:{t}", ["Fuzz/run.sh", "--run", t], env={"FUZZ_SECONDS": os.environ.get("FUZZ_SECONDS", "20")},
-              after=[] if fuzz_built else ["fuzz-build"], limit=600) for t in fuzz_targets()],
+              after=["fuzz-build"], limit=600) for t in fuzz_targets()],
         Job("lint", make + ["lint"], limit=600),
         Job("browser", make + ["browser-test"], env=env_bin, limit=900),
         Job("ofrep", make + ["ofrep-test"], env=env_bin, limit=600),
