@@ -1,7 +1,9 @@
 // libFuzzer target over what a request body goes through before a handler trusts it: the
 // framing guard (head parser, chunked decoder), the JSON body decoder with its UTF-8 and
 // content-type rules, the PATCH key count, preference patch validation and thing validation,
-// and the stream-safe scan of JSON bytes against the scalar rule it stands for.
+// the stream-safe scan of JSON bytes against the scalar rule it stands for, and the OFREP body's
+// one-pass check (OFREPBodyScan, unsafe pointers and SIMD over untrusted bytes) against the full
+// reading it stands in for.
 // Built and run by Fuzz/run.sh (`make fuzz`, and briefly in `make test`).
 import Foundation
 import Observing
@@ -30,11 +32,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let selector = bytes.first else { return 0 }
     let input = Array(bytes.dropFirst())
     MainActor.assumeIsolated {
-        switch selector % 5 {
+        switch selector % 6 {
         case 0: framing(input)
         case 1: body(input)
         case 2: things(input)
         case 4: streamSafe(input)
+        case 5: ofrepScan(input)
         default: chunked(input)
         }
     }
@@ -125,5 +128,27 @@ private func streamSafe(_ input: [UInt8]) {
     precondition(bytes == StreamSafeText.isStreamSafe(text), "the JSON scan and the scalar rule disagree")
     if let thing = try? ThingRules.validateAdd(text, to: Set<String>(), textCase: .none) {
         precondition(StreamSafeText.isStreamSafe(thing), "a thing that is not stream-safe was accepted")
+    }
+}
+
+/// What the quick check decides, the full reading must decide the same way: an evaluation
+/// request decodes with no problem, a well-formed non-request decodes with the same problem,
+/// and what it calls not JSON does not decode (`unsure` is left to the full reading).
+@MainActor private func ofrepScan(_ input: [UInt8]) {
+    let verdict = OFREPBodyScan.verdict(input)
+    guard verdict != .unsure else { return }
+    let request = Request(method: .post, target: "/ofrep/v1/evaluate/flags", headers: [.contentType: "application/json"],
+                          body: input, receivedAt: 0)
+    let full: String??
+    do { full = .some(try request.decode(OFREPEvaluationBody.self).problem) } catch { full = .none }
+    switch verdict {
+    case .evaluation:
+        guard case .some(.none) = full else { fatalError("the scan took a body for an evaluation request that the full reading does not: \(full as Any)") }
+    case let .notEvaluation(problem):
+        guard case .some(.some(problem)) = full else { fatalError("the scan said '\(problem)', the full reading \(full as Any)") }
+    case .malformed:
+        guard case .none = full else { fatalError("the scan found no JSON where the full reading did") }
+    case .unsure:
+        break
     }
 }

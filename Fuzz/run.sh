@@ -17,7 +17,7 @@ D=$BUILD/debug
 
 # name → harness files (and any single source file it needs beyond the built modules)
 declare -A HARNESS=(
-  [body]="Fuzz/BodyFuzz.swift"
+  [body]="Fuzz/BodyFuzz.swift Sources/TidingsAPI/OpenFeature/OFREPBodyScan.swift Sources/TidingsAPI/OpenFeature/OFREPEvaluationBody.swift"
   [stream-query]="Fuzz/StreamQueryFuzz.swift Sources/TidingsAPI/Streams/ResumePoint.swift"
   [forwarded]="Fuzz/ForwardedFuzz.swift"
   [yaml]="Fuzz/YAMLFuzz.swift Sources/TidingsAPI/Contract/YAMLParser.swift Sources/TidingsAPI/Contract/YAMLNode.swift Sources/TidingsAPI/Contract/YAMLEmitter.swift Sources/TidingsAPI/Support/YAMLRules.swift"

@@ -12,33 +12,6 @@ import HTTPTypes
 enum OFREPRequest {
     private static let shapeHint = " An evaluation request is a JSON object {\"context\": {...}}."
 
-    private struct Body: Decodable {
-        /// Why the body is not an evaluation request, or nil when it is one.
-        let problem: String?
-
-        private enum CodingKeys: String, CodingKey { case context }
-        private enum ContextKeys: String, CodingKey { case targetingKey }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            guard container.contains(.context) else {
-                problem = nil
-                return
-            }
-            guard try !container.decodeNil(forKey: .context),
-                  let context = try? container.nestedContainer(keyedBy: ContextKeys.self, forKey: .context) else {
-                problem = "'context' must be a JSON object."
-                return
-            }
-            // OpenFeature's targeting key is a string; another kind means a client bug worth saying.
-            if context.contains(.targetingKey), (try? context.decode(String.self, forKey: .targetingKey)) == nil {
-                problem = "'context.targetingKey' must be a string."
-            } else {
-                problem = nil
-            }
-        }
-    }
-
     /// Checks `request`'s body (off the loop when it is large), then calls `then` on the loop
     /// with nil when it is an evaluation request, else why not (for `PARSE_ERROR`). The body goes
     /// through the API's one JSON decoder (same rules for what is JSON); a Content-Type that
@@ -60,7 +33,7 @@ enum OFREPRequest {
         }
         request.process(responder, { () throws(ProblemDetails) -> String? in
             do throws(ProblemDetails) {
-                return try request.decode(Body.self).problem
+                return try request.decode(OFREPEvaluationBody.self).problem
             } catch {
                 if error.status == .unsupportedMediaType { throw error }
                 return error.detail + shapeHint
