@@ -161,7 +161,7 @@ final class OpenFeatureRoutesTests: XCTestCase {
         for index in 1...24 { attributes.append(#""attribute\#(index < 10 ? "0" : "")\#(index)":"value-\#(index)-abcdefghijklmnop""#) }
         let context = Array(("{\"context\":{" + attributes.joined(separator: ",") + "}}").utf8)
         let alphabet = Array(#"{}[]":,.\/ -019eEtnu"#.utf8) + [0x09, 0x0A, 0x0D, 0x01, 0xC3, 0xA9]
-        var random = SplitMix64(seed: 33)
+        var random = SeededGenerator(seed: 33)
         var bodies = [context]
         for _ in 0..<160 {
             var body = context
@@ -392,19 +392,4 @@ final class OpenFeatureRoutesTests: XCTestCase {
         XCTAssertEqual(reply.header("Access-Control-Allow-Origin"), origin)
         XCTAssertTrue(reply.headerList("Access-Control-Expose-Headers").contains("ETag"), "\(reply.headers)")
     }
-}
-
-/// A seeded generator: the same bodies on every run.
-private struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// 0..<bound.
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
