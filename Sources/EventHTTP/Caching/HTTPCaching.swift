@@ -1,4 +1,4 @@
-public import HTTPTypes
+import HTTPTypes
 
 /// HTTP as caches, proxies and browsers expect it: router-wide middleware that gives every
 /// answer its validator, cache policy and content coding, and answers conditional requests.
