@@ -41,7 +41,7 @@ run: release
 	$(BIN_RELEASE)
 
 # Everything, on one debug build: unit and end-to-end tests (real server, real sockets, real SQLite,
-# PostgreSQL and nginx), the fuzz targets for 20 s each, the contract and container lint, the
+# PostgreSQL and nginx), the fuzz targets for 10 s each, the contract and container lint, the
 # dashboard in a real browser, the OpenFeature SDK, REDbot, deploy/ as shipped under 8,000 streams,
 # and schemathesis three times. scripts/run-tests.py runs these side by side (each XCTest class is
 # a job; the ones that measure time, CPU or memory run alone) and prints each job's time; logs land
@@ -187,7 +187,7 @@ bench: bench-deps test-deps
 	Benchmarks/environments.sh
 
 # libFuzzer over request framing, body decoding/validation and stream query/resume parsing
-# (Fuzz/run.sh; `make test` runs each target for 30 s). FUZZ_SECONDS per target.
+# (Fuzz/run.sh; `make test` runs each target for 10 s). FUZZ_SECONDS per target.
 .PHONY: fuzz
 fuzz: deps
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-900} Fuzz/run.sh

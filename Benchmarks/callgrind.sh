@@ -5,6 +5,7 @@
 #
 #   Benchmarks/callgrind.sh tidings|bare PATH [N]      (N = 2000; PATH e.g. /preferences/name)
 #
+# FIXED_POST_BODY=FILE (and FIXED_POST_VARY=1) are passed to fixed-get.c: POST that file (a new body each request).
 # Env: CALLGRIND_BIN (tidings binary, default .build/release/tidings), CALLGRIND_OUT (directory
 # for callgrind.out files, default .build/bench/callgrind), CALLGRIND_TOP (functions listed, 30).
 set -euo pipefail

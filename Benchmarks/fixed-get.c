@@ -3,7 +3,9 @@
  * checks every answer is 2xx/3xx. For instruction counts (callgrind) a fixed amount of work
  * matters, not a rate: `fixed-get PORT PATH N`. Exit 0 when all N were answered 2xx/3xx.
  * With FIXED_POST_BODY=FILE in the environment each request is a POST of that file's bytes as
- * application/json instead (OFREP's evaluations). */
+ * application/json instead (OFREP's evaluations); with FIXED_POST_VARY=1 too, the body's first
+ * "1234" is replaced by the request's number (mod 10,000) in every request, so no two bodies in a
+ * row are the same (a server that remembers bodies it checked pays for checking each). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -38,8 +40,14 @@ int main(int argc, char **argv) {
     } else {
         reqlen = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", path, port);
     }
+    char *vary = NULL;
+    if (body_file && getenv("FIXED_POST_VARY")) {
+        vary = strstr(strstr(req, "\r\n\r\n"), "1234");
+        if (!vary) { fprintf(stderr, "FIXED_POST_VARY: the body has no 1234\n"); return 2; }
+    }
     long bad = 0;
     for (long i = 0; i < n; i++) {
+        if (vary) { char digits[5]; snprintf(digits, sizeof digits, "%04ld", i % 10000); memcpy(vary, digits, 4); }
         if (write(fd, req, reqlen) != reqlen) { perror("write"); return 1; }
         size_t have = 0; long need = -1;
         for (;;) {

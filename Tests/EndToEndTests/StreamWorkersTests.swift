@@ -253,6 +253,9 @@ final class StreamWorkersTests: XCTestCase {
                 if (try? client.request("PUT", "/preferences/age", json: ["value": value % 100]))?.status == 200 {
                     written.withLock { $0 = value }
                 }
+                // About 500 writes a second: changes all through the churn without the writer
+                // taking a core from it (unpaced, with the suite's data in memory, it did).
+                usleep(2_000)
             }
         }
         writer.start()

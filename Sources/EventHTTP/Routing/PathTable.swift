@@ -31,11 +31,32 @@ struct PathTable<Value> {
         return found ? values[slot] : nil
     }
 
-    /// Stores `value` for `path`, replacing an earlier one; false when the path's probe would
-    /// pass `maxProbe` slots (nothing stored).
+    /// Stores `value` for `path`, replacing an earlier one; false when no slot within
+    /// `maxProbe` of the path's own is free even in the sparsest table allowed (nothing stored).
+    ///
+    /// Linear probing at half full leaves runs of taken slots: with the basis drawn at random,
+    /// a few paths in a hundred land before a run longer than `maxProbe`. Refused, such a path
+    /// was never cached for the life of the process — a `/preferences/name` that walked the
+    /// route tree on every request in one process start out of a few (~10K instructions a
+    /// request more). So a path that finds no slot grows the table, which spreads the run,
+    /// down to one entry in `sparsest` slots; only paths whose hashes collide outright (chosen
+    /// ones) still find none, and the table stays bounded.
     @discardableResult
     mutating func set(_ value: Value, for path: String) -> Bool {
         if (count + 1) * 2 > hashes.count { grow() }
+        if place(value, for: path) { return true }
+        while hashes.count < Self.sparsest * (count + 1) {
+            grow()
+            if place(value, for: path) { return true }
+        }
+        return false
+    }
+
+    /// The most slots per entry a table grows to for a path that found no slot.
+    static var sparsest: Int { 8 }
+
+    /// Stores `value` for `path` in a slot within `maxProbe` of its own; false when there is none.
+    private mutating func place(_ value: Value, for path: String) -> Bool {
         var key = path
         let (slot, found, hash) = key.withUTF8 { bytes in
             let (slot, found) = find(bytes)
@@ -77,8 +98,9 @@ struct PathTable<Value> {
         paths = Array(repeating: "", count: size)
         values = Array(repeating: nil, count: size)
         count = 0
+        // Every entry fits again but for chosen collisions (a larger table only spreads runs).
         for slot in old.hashes.indices where old.hashes[slot] != 0 {
-            if let value = old.values[slot] { set(value, for: old.paths[slot]) }
+            if let value = old.values[slot] { _ = place(value, for: old.paths[slot]) }
         }
     }
 

@@ -1,4 +1,4 @@
-public import HTTPTypes
+import HTTPTypes
 
 /// A path node's handlers by method. The served methods sit in fixed slots: finding one is a
 /// switch over small strings, where a `[HTTPRequest.Method: …]` dictionary hashed the method's

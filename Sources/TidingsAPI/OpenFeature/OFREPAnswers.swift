@@ -20,17 +20,36 @@ final class OFREPAnswers {
         let response: Response
     }
 
-    private var flags: [String: Answer] = [:]
+    /// A flag's answer, the revision it shows, and the latest preference revision at which that
+    /// was last confirmed: while no preference changed since, it is current without looking up
+    /// its own revision (a second hash of the key).
+    private struct FlagAnswer {
+        let revision: UInt64
+        var confirmedAt: UInt64
+        let response: Response
+    }
+
+    private var flags: [String: FlagAnswer] = [:]
     private var bulk: Answer?
 
     /// `POST /ofrep/v1/evaluate/flags/{key}`'s answer for a declared key as it is now; nil for
-    /// an undeclared one.
+    /// an undeclared one. One hash of the key while nothing changed: an answer is kept only for
+    /// a declared key (declarations never change), and it is current while the latest preference
+    /// revision is the one it was confirmed at (any change of any preference moves that on, so
+    /// the key's own revision is looked at again then; a reload drops everything).
     func flag(_ key: String, state: TidingsState) -> Response? {
+        let latest = state.latestPreferenceRevision
+        if let cached = flags[key] {
+            if cached.confirmedAt == latest { return cached.response }
+            if cached.revision == state.revision(ofPreference: key) {
+                flags[key]?.confirmedAt = latest
+                return cached.response
+            }
+        }
         let revision = state.revision(ofPreference: key)
-        if let cached = flags[key], cached.revision == revision { return cached.response }
         guard let success = OFREPEvaluation.success(key, state: state) else { return nil }
         let response = Response.json(bytes: Array(success.utf8), headers: [.cacheControl: "no-store"])
-        flags[key] = Answer(revision: revision, response: response)
+        flags[key] = FlagAnswer(revision: revision, confirmedAt: latest, response: response)
         return response
     }
 

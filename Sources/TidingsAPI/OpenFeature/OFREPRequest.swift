@@ -12,25 +12,53 @@ import HTTPTypes
 enum OFREPRequest {
     private static let shapeHint = " An evaluation request is a JSON object {\"context\": {...}}."
 
+    /// What the check decided at once.
+    enum Verdict {
+        case evaluation
+        /// Not an evaluation request: why (for `PARSE_ERROR`).
+        case notEvaluation(String)
+    }
+
+    /// Checks `request`'s body at once when it can be decided here: the content type (a type that
+    /// cannot carry JSON is the API's usual 415 problem, thrown), then the body — a body already
+    /// checked and found an evaluation request (``OFREPCheckedBodies``), else the one-pass scan.
+    /// nil: the full reading decides (``check(_:_:then:)``).
+    @MainActor
+    static func verdictAtOnce(_ request: Request) throws(ProblemDetails) -> Verdict? {
+        try request.checkJSONContentType()
+        let body = request.body
+        // The bodies providers send are decided in one pass without building a value; the rest
+        // (large, non-ASCII, escaped names, ...) take the full reading.
+        guard body.count <= Request.offLoopBodyThreshold else { return nil }
+        if OFREPCheckedBodies.contains(body) { return .evaluation }
+        switch OFREPBodyScan.verdict(body) {
+        case .evaluation:
+            OFREPCheckedBodies.remember(body)
+            return .evaluation
+        case let .notEvaluation(problem): return .notEvaluation(problem)
+        // Why a body is not JSON is the full reading's to say: it looks at UTF-8 (and NUL
+        // bytes) before syntax, so a body broken both ways is "not UTF-8 JSON" there, and
+        // the scan, which stops at the first syntax error, would have said otherwise.
+        case .malformed, .unsure: return nil
+        }
+    }
+
     /// Checks `request`'s body (off the loop when it is large), then calls `then` on the loop
     /// with nil when it is an evaluation request, else why not (for `PARSE_ERROR`). The body goes
-    /// through the API's one JSON decoder (same rules for what is JSON); a Content-Type that
-    /// cannot carry JSON is the API's usual 415 problem (thrown at once).
+    /// through the API's one JSON decoder (same rules for what is JSON) unless ``verdictAtOnce(_:)``
+    /// decides it; a Content-Type that cannot carry JSON is the API's usual 415 problem (thrown at once).
     @MainActor
     static func check(_ request: Request, _ responder: Responder, then: @escaping @MainActor (String?) -> Void) throws(ProblemDetails) {
-        try request.checkJSONContentType()
-        // The bodies providers send are decided in one pass without building a value; the rest
-        // (large, non-ASCII, escaped names, ...) take the full reading below.
-        if request.body.count <= Request.offLoopBodyThreshold {
-            switch OFREPBodyScan.verdict(request.body) {
-            case .evaluation: return then(nil)
-            case let .notEvaluation(problem): return then(problem)
-            // Why a body is not JSON is the full reading's to say: it looks at UTF-8 (and NUL
-            // bytes) before syntax, so a body broken both ways is "not UTF-8 JSON" there, and
-            // the scan, which stops at the first syntax error, would have said otherwise.
-            case .malformed, .unsure: break
-            }
+        switch try verdictAtOnce(request) {
+        case .evaluation?: return then(nil)
+        case let .notEvaluation(problem)?: return then(problem)
+        case nil: fullReading(request, responder, then: then)
         }
+    }
+
+    /// The full reading of the body (off the loop when it is large), then `then` on the loop.
+    @MainActor
+    static func fullReading(_ request: Request, _ responder: Responder, then: @escaping @MainActor (String?) -> Void) {
         request.process(responder, { () throws(ProblemDetails) -> String? in
             do throws(ProblemDetails) {
                 return try request.decode(OFREPEvaluationBody.self).problem

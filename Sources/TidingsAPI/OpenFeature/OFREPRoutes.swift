@@ -31,17 +31,25 @@ struct OFREPRoutes {
     func register(on routes: any RouteGroups) {
         routes.readingPostRoutes.post("/ofrep/v1/evaluate/flags/{key}") { request, responder in
             let key = request.parameter("key") ?? ""   // found by name, not hashed
-            guard state.preferences.declaration(forKey: key) != nil else {
+            // The answer as it is now; nil: no such flag (answered before the body is looked at).
+            guard let answer = state.ofrepAnswers.flag(key, state: state) else {
                 responder.send(OFREPEvaluation.flagNotFound(key))
                 return
             }
-            try OFREPRequest.check(request, responder) { problem in
-                if let problem { return responder.send(OFREPEvaluation.parseError(problem, key: key)) }
-                // The value as it is now (a large body was checked off the loop meanwhile).
-                guard let answer = state.ofrepAnswers.flag(key, state: state) else {
-                    return responder.send(OFREPEvaluation.flagNotFound(key))
-                }
+            switch try OFREPRequest.verdictAtOnce(request) {
+            case .evaluation?:
                 responder.send(answer)
+            case let .notEvaluation(problem)?:
+                responder.send(OFREPEvaluation.parseError(problem, key: key))
+            case nil:
+                OFREPRequest.fullReading(request, responder) { problem in
+                    if let problem { return responder.send(OFREPEvaluation.parseError(problem, key: key)) }
+                    // The value as it is now (a large body was checked off the loop meanwhile).
+                    guard let answer = state.ofrepAnswers.flag(key, state: state) else {
+                        return responder.send(OFREPEvaluation.flagNotFound(key))
+                    }
+                    responder.send(answer)
+                }
             }
         }
         routes.readingPostRoutes.post("/ofrep/v1/evaluate/flags") { request, responder in

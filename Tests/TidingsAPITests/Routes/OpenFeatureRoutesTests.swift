@@ -79,6 +79,34 @@ final class OpenFeatureRoutesTests: XCTestCase {
         assertProblem(try server.request("POST", "/ofrep/v1/evaluate/flags/age", contentType: "text/plain", text: "{}"), 415)
     }
 
+    /// A body equal, byte for byte, to one already found an evaluation request is accepted without
+    /// a second scan (`OFREPCheckedBodies`): one of the same length that differs anywhere — or the
+    /// same bytes under a content type that cannot carry JSON — is still refused, and a body
+    /// pushed out by newer ones is checked again.
+    func test_a_body_like_one_already_accepted_is_still_checked() throws {
+        let accepted = #"{"context":{"targetingKey":"u1","plan":"pro"}}"#
+        let twins = [#"{"context":{"targetingKey":1234,"plan":"pro"}}"#,   // same length, not a string
+                     #"{"context":{"targetingKey":"u1","plan":"pro"}]"#,   // same length, not JSON
+                     #"{"context":{"plan":"u1xxxxxxxx","plan":"pro"}}"#]     // same length, a name twice
+        for round in 0..<2 {
+            for path in ["/ofrep/v1/evaluate/flags/age", "/ofrep/v1/evaluate/flags"] {
+                for _ in 0..<2 { XCTAssertEqual(try server.request("POST", path, contentType: "application/json", text: accepted).status, 200) }
+                for twin in twins {
+                    XCTAssertEqual(twin.utf8.count, accepted.utf8.count)
+                    let reply = try server.request("POST", path, contentType: "application/json", text: twin)
+                    XCTAssertEqual(reply.status, 400, "\(path) \(twin)")
+                    XCTAssertEqual(reply.value?["errorCode"], "PARSE_ERROR", "\(path) \(twin)")
+                }
+                assertProblem(try server.request("POST", path, contentType: "text/plain", text: accepted), 415)
+            }
+            // More accepted bodies than are kept: the first is pushed out, then read again.
+            for index in 0..<12 {
+                let other = #"{"context":{"targetingKey":"user-\#(index)"}}"#
+                XCTAssertEqual(try evaluate("age", body: other).status, 200, "round \(round)")
+            }
+        }
+    }
+
     /// Small bodies are decided by one pass over the bytes (`OFREPBodyScan`); bodies over 32 KiB
     /// (here: the same body padded with spaces) take the full reading. Both must answer alike.
     func test_the_quick_body_check_answers_as_the_full_reading_does() throws {
