@@ -18,9 +18,12 @@
 #
 # Usage: Benchmarks/writes.sh [TIDINGS_BIN]   (default .build/release/tidings)
 # Environment: ROUNDS=3, DURATION=10 (s per measurement, after a 2 s warm-up), CONNS=64,
-#   BEFORE_BIN (a build to compare with: also measured on SQLite and PostgreSQL in every round),
+#   BEFORE_BIN (a build to compare with: also measured on SQLite and PostgreSQL, one instance and
+#   two, in every round),
 #   WRITES_STORES="sqlite pg pg2 etcd" (which to measure), WRITES_LIMIT (s, the whole run's
-#   bound; default from the rounds), TIDINGS_ARGS (extra flags for every instance).
+#   bound; default from the rounds), TIDINGS_ARGS (extra flags for every instance of TIDINGS_BIN),
+#   BEFORE_ARGS (extra flags for BEFORE_BIN's instances: e.g. the same binary with
+#   BEFORE_ARGS="--database-commit-lanes 1" against TIDINGS_ARGS="--database-commit-lanes 2").
 # Ends with a RESULT line per store and round (parsed by Benchmarks/run.sh, part w).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,6 +36,7 @@ CONNS=${CONNS:-64}
 STORES=" ${WRITES_STORES:-sqlite pg pg2 etcd} "
 LIMIT=${WRITES_LIMIT:-$((90 + ROUNDS * 6 * (DURATION + 12)))}
 read -r -a EXTRA <<< "${TIDINGS_ARGS:-}"
+read -r -a BEFORE_EXTRA <<< "${BEFORE_ARGS:-}"
 PGBIN=/usr/lib/postgresql/15/bin
 [ -x "$TIDINGS" ] || { echo "no tidings binary at $TIDINGS (swift build -c release --static-swift-stdlib --product tidings)"; exit 1; }
 [ -x "$PGBIN/initdb" ] || { echo "PostgreSQL 15 is not installed (apt-get install postgresql-15)"; exit 1; }
@@ -125,7 +129,7 @@ if has pg || has pg2; then
     "${RUNAS[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/log" -w \
         -o "-p $PGPORT -k $WORK/pg -c listen_addresses=127.0.0.1 -c max_connections=50 -c track_functions=pl" \
         start >/dev/null
-    for db in single pair; do "${RUNAS[@]}" "$PGBIN/createdb" -h 127.0.0.1 -p "$PGPORT" -U postgres "$db"; done
+    for db in single pair pair0; do "${RUNAS[@]}" "$PGBIN/createdb" -h 127.0.0.1 -p "$PGPORT" -U postgres "$db"; done
 fi
 
 # pg_counters DB : "calls total_ms wal_sync wal_write xact" now (calls of the commit functions:
@@ -173,7 +177,13 @@ pg_cpu() {
 }
 
 # start_with BIN NAME ARGS... : as start, with another binary (BEFORE_BIN).
-start_with() { local saved=$TIDINGS; TIDINGS=$1; shift; start "$@"; TIDINGS=$saved; }
+start_with() {
+    local saved=$TIDINGS saved_extra=("${EXTRA[@]+"${EXTRA[@]}"}")
+    TIDINGS=$1; shift
+    EXTRA=("${BEFORE_EXTRA[@]+"${BEFORE_EXTRA[@]}"}")
+    start "$@"
+    TIDINGS=$saved; EXTRA=("${saved_extra[@]+"${saved_extra[@]}"}")
+}
 
 declare -A PORTS=()
 if has sqlite; then start sqlite --data-dir "$WORK/sqlite"; PORTS[sqlite]=$PORT; fi
@@ -187,6 +197,10 @@ if [ -n "$BEFORE" ]; then
     if has pg; then
         "${RUNAS[@]}" "$PGBIN/createdb" -h 127.0.0.1 -p "$PGPORT" -U postgres before
         start_with "$BEFORE" pg0 --database-url "postgres://postgres@127.0.0.1:$PGPORT/before"; PORTS[pg0]=$PORT
+    fi
+    if has pg2; then
+        start_with "$BEFORE" a0 --database-url "postgres://postgres@127.0.0.1:$PGPORT/pair0"; PORTS[a0]=$PORT
+        start_with "$BEFORE" b0 --database-url "postgres://postgres@127.0.0.1:$PGPORT/pair0"; PORTS[b0]=$PORT
     fi
 fi
 ETCD_PORT=$(free_port); ETCD_PEER=$(free_port)
@@ -233,31 +247,33 @@ pg_run() {
     pg_where "$3" "$before" "$after" "$(kv "$line" acked)" "$(cat "$WORK/waits")"
     pg_cpu "$((tk1 - tk0))" "$((p1 - p0))" "$(kv "$line" acked)"
 }
+# pg2_run KEY A B DB LABEL : two instances A and B on database DB, CONNS/2 clients each (their sum).
 pg2_run() {
+    local key=$1 ia=$2 ib=$3 db=$4 label=$5
     local half=$((CONNS / 2)) before after waiter la linea lineb tk0 tk1 p0 p1 pgs
-    load "$PUT" "http://127.0.0.1:${PORTS[a]}/preferences/name" "$half" 2 >/dev/null &
+    load "$PUT" "http://127.0.0.1:${PORTS[$ia]}/preferences/name" "$half" 2 >/dev/null &
     la=$!
-    load "$PUT" "http://127.0.0.1:${PORTS[b]}/preferences/name" "$half" 2 >/dev/null
+    load "$PUT" "http://127.0.0.1:${PORTS[$ib]}/preferences/name" "$half" 2 >/dev/null
     wait "$la" 2>/dev/null || true
-    before=$(pg_counters pair)
-    pg_waits pair "$DURATION" >"$WORK/waits" &
+    before=$(pg_counters "$db")
+    pg_waits "$db" "$DURATION" >"$WORK/waits" &
     waiter=$!
     pgs=$(pg_pids)
-    tk0=$(cpu_ticks "${PIDOF[a]}" "${PIDOF[b]}"); p0=$(cpu_ticks $pgs)
-    load "$PUT" "http://127.0.0.1:${PORTS[a]}/preferences/name" "$half" "$DURATION" >"$WORK/a.line" &
+    tk0=$(cpu_ticks "${PIDOF[$ia]}" "${PIDOF[$ib]}"); p0=$(cpu_ticks $pgs)
+    load "$PUT" "http://127.0.0.1:${PORTS[$ia]}/preferences/name" "$half" "$DURATION" >"$WORK/a.line" &
     la=$!
-    lineb=$(load "$PUT" "http://127.0.0.1:${PORTS[b]}/preferences/name" "$half" "$DURATION")
+    lineb=$(load "$PUT" "http://127.0.0.1:${PORTS[$ib]}/preferences/name" "$half" "$DURATION")
     wait "$la" 2>/dev/null || true
-    tk1=$(cpu_ticks "${PIDOF[a]}" "${PIDOF[b]}"); p1=$(cpu_ticks $pgs)
+    tk1=$(cpu_ticks "${PIDOF[$ia]}" "${PIDOF[$ib]}"); p1=$(cpu_ticks $pgs)
     wait "$waiter" 2>/dev/null || true
-    after=$(pg_counters pair)
+    after=$(pg_counters "$db")
     linea=$(cat "$WORK/a.line")
-    RATE[pg2]=$(awk -v a="$(kv "$linea" acked_per_s)" -v b="$(kv "$lineb" acked_per_s)" 'BEGIN { printf "%.1f", a + b }')
-    P99[pg2]=$(awk -v a="$(kv "$linea" p99_ms)" -v b="$(kv "$lineb" p99_ms)" 'BEGIN { printf "%.2f", (a > b ? a : b) }')
-    printf '  %-34s %8.0f/s  p99 %7s ms  (A %.0f/s p99 %s ms, B %.0f/s p99 %s ms; %s + %s not 2xx)\n' "Tidings, PostgreSQL, A + B" \
-        "${RATE[pg2]}" "${P99[pg2]}" "$(kv "$linea" acked_per_s)" "$(kv "$linea" p99_ms)" \
+    RATE[$key]=$(awk -v a="$(kv "$linea" acked_per_s)" -v b="$(kv "$lineb" acked_per_s)" 'BEGIN { printf "%.1f", a + b }')
+    P99[$key]=$(awk -v a="$(kv "$linea" p99_ms)" -v b="$(kv "$lineb" p99_ms)" 'BEGIN { printf "%.2f", (a > b ? a : b) }')
+    printf '  %-34s %8.0f/s  p99 %7s ms  (A %.0f/s p99 %s ms, B %.0f/s p99 %s ms; %s + %s not 2xx)\n' "$label" \
+        "${RATE[$key]}" "${P99[$key]}" "$(kv "$linea" acked_per_s)" "$(kv "$linea" p99_ms)" \
         "$(kv "$lineb" acked_per_s)" "$(kv "$lineb" p99_ms)" "$(kv "$linea" non2xx)" "$(kv "$lineb" non2xx)"
-    pg_where pair "$before" "$after" "$(( $(kv "$linea" acked) + $(kv "$lineb" acked) ))" "$(cat "$WORK/waits")"
+    pg_where "$db" "$before" "$after" "$(( $(kv "$linea" acked) + $(kv "$lineb" acked) ))" "$(cat "$WORK/waits")"
     pg_cpu "$((tk1 - tk0))" "$((p1 - p0))" "$(( $(kv "$linea" acked) + $(kv "$lineb" acked) ))"
 }
 etcd_run() {
@@ -272,7 +288,7 @@ etcd_run() {
 }
 
 echo "==== durable writes against etcd $(etcd --version | sed -n 's/^etcd Version: //p'): $CONNS clients, ${DURATION} s after a 2 s warm-up, $ROUNDS rounds ===="
-echo "  $(nproc) cores; $(uptime | sed 's/.*load/load/')${BEFORE:+; before = $BEFORE}"
+echo "  $(nproc) cores; $(uptime | sed 's/.*load/load/')${BEFORE:+; before = $BEFORE ${BEFORE_ARGS:-}}${TIDINGS_ARGS:+; flags of the build measured: $TIDINGS_ARGS}"
 KEYS=()
 for round in $(seq 1 "$ROUNDS"); do
     echo "== round $round ($(uptime | sed 's/.*load average: /load /'))"
@@ -284,9 +300,11 @@ for round in $(seq 1 "$ROUNDS"); do
     if [ $((round % 2)) = 1 ] && [ -n "${PORTS[pg0]:-}" ]; then pg_run pg0 "Tidings, PostgreSQL (before)" before; fi
     if has pg; then pg_run pg "Tidings, PostgreSQL" single; fi
     if [ $((round % 2)) = 0 ] && [ -n "${PORTS[pg0]:-}" ]; then pg_run pg0 "Tidings, PostgreSQL (before)" before; fi
-    if has pg2; then pg2_run; fi
+    if [ $((round % 2)) = 1 ] && [ -n "${PORTS[a0]:-}" ]; then pg2_run pg20 a0 b0 pair0 "Tidings, PostgreSQL, A + B (before)"; fi
+    if has pg2; then pg2_run pg2 a b pair "Tidings, PostgreSQL, A + B"; fi
+    if [ $((round % 2)) = 0 ] && [ -n "${PORTS[a0]:-}" ]; then pg2_run pg20 a0 b0 pair0 "Tidings, PostgreSQL, A + B (before)"; fi
     if has etcd; then etcd_run; fi
-    for store in sqlite0 sqlite pg0 pg pg2; do
+    for store in sqlite0 sqlite pg0 pg pg20 pg2; do
         [ -n "${RATE[$store]:-}" ] || continue
         if has etcd; then
             rr=$(ratio "${RATE[$store]}" "${RATE[etcd]}"); pr=$(ratio "${P99[$store]}" "${P99[etcd]}")

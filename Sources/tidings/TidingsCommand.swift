@@ -45,6 +45,8 @@ struct TidingsCommand: ParsableCommand {
     var replayBytes: Int?
     @Option(name: .customLong("database-url"), help: "postgres://user:password@host:port/database: keep everything in PostgreSQL instead of SQLite. Env: TIDINGS_DATABASE_URL")
     var databaseURL: String?
+    @Option(name: .customLong("database-commit-lanes"), help: "PostgreSQL group-commit transactions in flight at once, each on its own connection (default 1). Env: TIDINGS_DATABASE_COMMIT_LANES")
+    var databaseCommitLanes: Int?
     @Option(name: .customLong("header-timeout"), help: "Seconds from a request head's first byte until it must be complete (default 10). Env: TIDINGS_HEADER_TIMEOUT")
     var headerTimeout: Double?
     @Option(name: .customLong("body-timeout"), help: "Seconds from the end of a request head until its whole body must have arrived (default 30). Env: TIDINGS_BODY_TIMEOUT")
@@ -113,6 +115,7 @@ struct TidingsCommand: ParsableCommand {
         configuration.replayBuffer = try number(replayBuffer, "REPLAY_BUFFER", configuration.replayBuffer)
         configuration.replayBytes = try number(replayBytes, "REPLAY_BYTES", configuration.replayBytes)
         configuration.databaseURL = databaseURL ?? env("DATABASE_URL")
+        configuration.databaseCommitLanes = try number(databaseCommitLanes, "DATABASE_COMMIT_LANES", configuration.databaseCommitLanes)
         configuration.headerTimeout = try number(headerTimeout, "HEADER_TIMEOUT", configuration.headerTimeout)
         configuration.bodyTimeout = try number(bodyTimeout, "BODY_TIMEOUT", configuration.bodyTimeout)
         configuration.maxConnectionsPerClient = try number(maxConnectionsPerClient, "MAX_CONNECTIONS_PER_CLIENT", configuration.maxConnectionsPerClient)
@@ -190,6 +193,9 @@ struct TidingsCommand: ParsableCommand {
         }
         guard (0...256).contains(configuration.streamWorkers) else {
             throw ValidationError("--stream-workers must be between 0 (one per core but one) and 256.")
+        }
+        guard (1...8).contains(configuration.databaseCommitLanes) else {
+            throw ValidationError("--database-commit-lanes must be between 1 and 8.")
         }
         if let url = configuration.databaseURL {
             guard let components = URLComponents(string: url),

@@ -65,6 +65,41 @@ final class ChangePathTests: XCTestCase {
         XCTAssertEqual(state.thingsRevision, 2)
     }
 
+    /// Another instance committed 1 and 2; this instance's own commit took 3 and 4 and is
+    /// answered first. The read that fills the gap stops before 3: the instance's own rows are
+    /// not read back (two instances on PostgreSQL read 1.3 rows per row written before).
+    func testTheReadThatFillsAGapDoesNotReadTheInstancesOwnWaitingCommitsAgain() async {
+        let state = makeState()
+        let store = ScriptedStore()
+        let feed = ChangeFeed(store: store, state: state, logger: Logger(label: "test"))
+        let own = [age(3, 30), age(4, 40)]
+        store.append([age(1, 10), age(2, 20)] + own, ring: false)
+        await feed.deliverCommitted(own.map { state.committed($0) })
+        await eventually("the gap is filled and the commit applied") { state.revision == 4 }
+        XCTAssertEqual(state.preferences.value(forKey: "age"), .integer(40))
+        XCTAssertEqual(store.rowsRead, 2, "rows 1 and 2 only")
+    }
+
+    /// A read after another instance's doorbell applied this instance's commit before its
+    /// answer came: the answer is recognised as that same commit without asking the store again.
+    func testACommitAReadAlreadyAppliedIsNotCheckedWithTheStoreAgain() async {
+        let state = makeState()
+        let store = ScriptedStore()
+        let feed = ChangeFeed(store: store, state: state, logger: Logger(label: "test"))
+        feed.start()
+        await eventually("the first catch-up read") { store.reads >= 1 }
+        let own = age(2, 20)
+        store.append([age(1, 10), own])
+        await feed.waitUntilApplied(2)
+        let reads = store.reads
+        await feed.deliverCommitted([state.committed(own)])
+        XCTAssertEqual(store.reads, reads, "no read for a commit a read applied")
+        XCTAssertEqual(state.revision, 2)
+        // A different commit at an applied revision (the database went back) is still checked.
+        await feed.deliverCommitted([state.committed(age(2, 21))])
+        XCTAssertEqual(store.reads, reads + 1, "checked with the store")
+    }
+
     func testTheDoorbellBringsOtherInstancesChangesAndWaitersResume() async {
         let state = makeState()
         let store = ScriptedStore()

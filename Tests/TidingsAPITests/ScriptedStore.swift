@@ -13,6 +13,7 @@ final class ScriptedStore: ChangeStore, Sendable {
         var prunedThrough: UInt64 = 0
         var doorbell: (@Sendable () -> Void)?
         var reads = 0
+        var rowsRead = 0
     }
 
     private let script: Mutex<Script>
@@ -23,6 +24,8 @@ final class ScriptedStore: ChangeStore, Sendable {
 
     /// How many times the change table was read.
     var reads: Int { script.withLock { $0.reads } }
+    /// Changes the reads returned, in all.
+    var rowsRead: Int { script.withLock { $0.rowsRead } }
 
     /// Appends what another writer committed and, unless `ring` is false, rings the doorbell.
     func append(_ changes: [Change], snapshot newSnapshot: StoreSnapshot? = nil, ring: Bool = true) {
@@ -57,7 +60,9 @@ final class ScriptedStore: ChangeStore, Sendable {
             if revision < script.prunedThrough {
                 throw StoreError.changesPruned(oldestAvailable: script.prunedThrough + 1)
             }
-            return Array(script.history.filter { $0.revision > revision }.sorted { $0.revision < $1.revision }.prefix(limit))
+            let page = Array(script.history.filter { $0.revision > revision }.sorted { $0.revision < $1.revision }.prefix(limit))
+            script.rowsRead += page.count
+            return page
         }
     }
 

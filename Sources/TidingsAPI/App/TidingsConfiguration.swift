@@ -38,6 +38,9 @@ public struct TidingsConfiguration: Sendable, Equatable {
     public var replayBytes = 64 << 20
     /// `--database-url`: `postgres://user:password@host:port/database`; nil = SQLite under `dataDir`.
     public var databaseURL: String?
+    /// `--database-commit-lanes`: group-commit transactions one instance keeps in flight on
+    /// PostgreSQL, each on a connection of its own (``PostgresStoreOptions/commitLanes``).
+    public var databaseCommitLanes = 1
     /// `--header-timeout`: seconds from a request head's first byte until it must be complete.
     public var headerTimeout: Double = 10
     /// `--body-timeout`: seconds from a request head's end until its whole body must be in.

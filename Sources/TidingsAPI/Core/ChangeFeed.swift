@@ -36,6 +36,12 @@ final class ChangeFeed {
     private var stopped = false
     /// Changes read per store round trip.
     private let pageSize = 512
+    /// What the latest reads applied (revision -> commit time and what changed), so a local
+    /// commit whose answer comes after a read already applied it is recognised as that same
+    /// commit without asking the store again (``deliverCommitted(_:)``). Bounded: the newest
+    /// ``readMarksKept`` revisions or so.
+    private var readMarks: [UInt64: ReadMark] = [:]
+    private let readMarksKept: UInt64 = 4096
     /// Called after memory was rebuilt from a database that is no longer the history this
     /// instance applied (restored, re-created, replaced): what was read from the old one at
     /// start-up besides the snapshot (the stream ticket secret) is read again.
@@ -81,6 +87,15 @@ final class ChangeFeed {
         applyPending()
     }
 
+    /// Notes what a read of the store applied (see ``readMarks``).
+    private func markRead(_ changes: [Change]) {
+        guard !changes.isEmpty else { return }
+        for change in changes { readMarks[change.revision] = ReadMark(change) }
+        if readMarks.count > Int(2 * readMarksKept), let newest = changes.last?.revision, newest > readMarksKept {
+            readMarks = readMarks.filter { $0.key > newest - readMarksKept }
+        }
+    }
+
     /// Takes typed committed changes (any order, duplicates allowed) and applies every one
     /// that is next in line.
     private func deliver(committed changes: [CommittedChange]) {
@@ -96,6 +111,9 @@ final class ChangeFeed {
     /// answered with what the store now holds, and streams get `reset`.
     func deliverCommitted(_ changes: [CommittedChange]) async {
         guard let first = changes.first, first.revision <= state.revision else { return deliver(committed: changes) }
+        // A read (after another writer's doorbell) applied this very commit first: the same
+        // revisions, commit time and changes. Nothing went back; no need to ask the store.
+        if changes.allSatisfy({ readMarks[$0.revision] == ReadMark($0.change) }) { return }
         // Usually a read (after the doorbell) applied this commit first; the store tells which.
         do {
             let after = state.revision
@@ -178,13 +196,21 @@ final class ChangeFeed {
         do {
             while true {
                 let after = state.revision
-                let page = try await store.changePage(after: after, limit: pageSize)
+                // This instance's own commits already here (waiting for an earlier revision another
+                // writer committed) are not read again: the read stops before the first of them.
+                let firstWaiting = pending.keys.min() ?? .max
+                let limit = firstWaiting > after + 1 ? Int(clamping: min(UInt64(pageSize), firstWaiting - after - 1)) : pageSize
+                let page = try await store.changePage(after: after, limit: limit)
                 retryDelay = .milliseconds(50)
                 if let divergence = history.divergence(of: page, readAfter: after, current: state.revision) {
                     return await reload(because: divergence)
                 }
+                markRead(page.changes)
                 deliver(page.changes)
-                if page.changes.count < pageSize { return }
+                // A short page: nothing more yet. A read that stopped before this instance's own
+                // commits goes on only if the store held more than those (another writer's, after them).
+                if page.changes.count < limit { return }
+                if limit < pageSize && state.revision >= page.counter { return }
             }
         } catch StoreError.changesPruned {
             await reload()
@@ -230,5 +256,18 @@ final class ChangeFeed {
             try? await Task.sleep(for: delay)
             self?.ring()
         }
+    }
+}
+
+/// A change as a read applied it: enough to tell the same commit when its answer comes later.
+private struct ReadMark: Equatable {
+    var at: Int64
+    var environment: String
+    var kind: Int
+
+    init(_ change: Change) {
+        at = change.at
+        environment = change.environment
+        kind = change.kind.hashValue
     }
 }

@@ -250,7 +250,9 @@ public final class TidingsResources {
     private static func openStore(_ configuration: TidingsConfiguration, limits: ChangeStoreLimits,
                                   logger: Logger) throws -> any ChangeStore {
         if let url = configuration.databaseURL {
-            return try openPostgres(url: url, limits: limits, logger: logger)
+            var options = PostgresStoreOptions()
+            options.commitLanes = configuration.databaseCommitLanes
+            return try openPostgres(url: url, limits: limits, options: options, logger: logger)
         }
         do {
             return try SQLiteStore(directory: URL(fileURLWithPath: configuration.dataDir, isDirectory: true), limits: limits)
