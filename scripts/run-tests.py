@@ -7,7 +7,9 @@ about 25 minutes on 2 cores; side by side they fill the cores instead of waiting
 class is one job (one process of the test binary, so a class's shared fixtures stay shared),
 longest first. A job marked `solo` (it measures CPU time, latency or throughput, or loads the
 machine on purpose) runs with no other job beside it, so nothing it asserts depends on what the
-rest of the suite happens to be doing.
+rest of the suite happens to be doing. An `idle` job (a fuzz target's search: pure CPU, its own
+time budget) runs in the solo jobs' shadow instead, at SCHED_IDLE: on the core they leave free,
+yielding it at once when they want it.
 
 Every job writes its own log under .build/test-logs/; a failed job's log tail is printed, every
 job runs even after a failure, and the exit status is 0 only when all passed. Each job has a time
@@ -108,6 +110,13 @@ class Job:
     command: list[str]
     env: dict[str, str] = field(default_factory=dict)
     solo: bool = False
+    # Pure CPU work with a time budget of its own (a fuzz target's search), run at SCHED_IDLE in the
+    # solo jobs' shadow: it takes only what they leave idle of the cores (one of two, mostly), and
+    # gives it back at once when they want it. Run among the other jobs it took CPU from them.
+    idle: bool = False
+    # A solo job that keeps both cores busy on purpose: no idle job beside it (a fuzz input starved
+    # for longer than libFuzzer's per-input timeout would be reported as a hang).
+    exclusive: bool = False
     weight: float = 1.0                               # share of a slot it takes (a job that mostly waits takes less)
     after: list[str] = field(default_factory=list)   # names of jobs that must have passed first
     limit: float = 1200.0                             # seconds before it is killed
@@ -159,13 +168,13 @@ def jobs(debug_bin: str) -> list[Job]:
         # searches for 15 minutes a target.
         Job("fuzz-build", ["Fuzz/run.sh", "--build-only"], limit=1200),
         *[Job(f"fuzz:{t}", ["Fuzz/run.sh", "--run", t], env={"FUZZ_SECONDS": os.environ.get("FUZZ_SECONDS", "10")},
-              after=["fuzz-build"], limit=600) for t in fuzz_targets()],
+              after=["fuzz-build"], idle=True, limit=600) for t in fuzz_targets()],
         Job("lint", make + ["lint"], limit=600),
         Job("browser", make + ["browser-test"], env=env_bin, limit=900),
         Job("ofrep", make + ["ofrep-test"], env=env_bin, limit=600),
         Job("http", make + ["http-test"], env=env_bin, limit=900),
         # 8,000 streams through the shipped nginx: loads both cores on purpose.
-        Job("deploy", make + ["deploy-test"], env=env_bin, solo=True, limit=900),
+        Job("deploy", make + ["deploy-test"], env=env_bin, solo=True, exclusive=True, limit=900),
         Job("runtime-libs", ["scripts/check-runtime-libs.sh", "--toolchain-ok", debug_bin, "Dockerfile"], limit=120),
         # Schemathesis mostly waits (on event streams it reads until their time limit): about a
         # fifth of a core each.
@@ -177,6 +186,12 @@ def jobs(debug_bin: str) -> list[Job]:
                  "CONFIG": "Tests/contract/ofrep/schemathesis.toml", "CREDENTIAL": "x-api-key"}, weight=0.3, limit=900),
     ]
     return result
+
+
+def idle_priority() -> None:
+    """In a job's process before it runs (an `idle` job): SCHED_IDLE, so it runs only on a core
+    nothing else wants, and yields it at once when something does."""
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
 def fuzz_targets() -> list[str]:
@@ -243,7 +258,7 @@ class Runner:
         log = open(LOGS / f"{job.name.replace(':', '-')}.log", "wb")
         job.process = subprocess.Popen(job.command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL, env={**os.environ, **job.env},
-                                       start_new_session=True)
+                                       start_new_session=True, preexec_fn=idle_priority if job.idle else None)
         log.close()
         job.started = time.monotonic()
         job.status = "running"
@@ -309,14 +324,25 @@ class Runner:
 
     def fill(self) -> None:
         running = self.running()
-        if any(j.solo for j in running):
+        solo = next((j for j in running if j.solo), None)
+        if solo:
+            # Beside a solo job: one idle job at a time, in the cores it leaves idle.
+            if not solo.exclusive and not any(j.idle for j in running):
+                for job in [j for j in self.jobs if j.status == "waiting" and j.idle]:
+                    if self.ready(job):
+                        self.start(job)
+                        return
             return
+        # Idle jobs wait for the solo jobs' turn while any solo job is still to run.
+        solo_ahead = any(j.solo and j.status == "waiting" for j in self.jobs)
         for job in [j for j in self.jobs if j.status == "waiting"]:
+            if job.idle and solo_ahead:
+                continue
             if sum(j.weight for j in running) + job.weight > self.slots + 1e-9 or not self.ready(job):
                 continue
             if job.solo:
-                if running:
-                    return  # hold the queue until the machine is empty, then run it alone
+                if any(not j.idle for j in running) or (job.exclusive and running):
+                    return  # hold the queue until the machine is empty (but for idle jobs), then run it alone
                 self.start(job)
                 return
             self.start(job)
@@ -389,7 +415,7 @@ def main() -> int:
     runner = Runner(all_jobs, slots, later)
     if args.list:
         for j in runner.jobs:
-            print(f"{j.name}{' (solo)' if j.solo else ''}{' after ' + ','.join(j.after) if j.after else ''}"
+            print(f"{j.name}{' (solo)' if j.solo else ''}{' (idle)' if j.idle else ''}{' after ' + ','.join(j.after) if j.after else ''}"
                   f"  ~{j.expected:.0f} s")
         return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
