@@ -90,7 +90,7 @@ final class PostsAdoptionCostTests: XCTestCase {
         defer { second.stop() }
         let failuresBefore = testRun?.totalFailureCount ?? 0
         defer {
-            if (testRun?.totalFailureCount ?? 0) > failuresBefore { print("--- second instance:\n\(second.log)\n--- upstream: \(new.requests.count) requests") }
+            if (testRun?.totalFailureCount ?? 0) > failuresBefore { print("--- second instance:\n\(second.log)\n--- upstream: \(new.requests.count) requests on \(new.connectionCount) connections") }
         }
         // A stream opened first shows no posts of the old feed as this feed's.
         let stream = try second.openEventStream("/posts/events")
