@@ -50,7 +50,7 @@ final class PostsCycleTests: XCTestCase {
         let leases = self.leases!
         var parts = PostsCycle.Parts(
             state: resources.state, writes: resources.writes, source: source, waiters: waiters, policy: policy,
-            fetchLease: { leases.fetch() }, loadLease: PostsLoadLease(take: { leases.take() }, release: { leases.release() }),
+            fetchLease: { leases.fetch() }, loadLease: leases.loadLease,
             catchUp: { [feed = resources.feed] revision in
                 feed.ring()
                 await feed.waitUntilApplied(revision)
@@ -280,6 +280,54 @@ final class PostsCycleTests: XCTestCase {
         try await Task.sleep(for: .milliseconds(50))
         XCTAssertEqual(app.resources.state.posts?.revision, revision)
     }
+
+    /// The flake of PostsAdoptionCostTests' restart test, made certain: the lease release after
+    /// a load was a task nobody waited for, so a process stopped right after its load exited
+    /// (store closed) before the release reached the store — the lease stayed held by no one
+    /// for `--feed-timeout` + 5 s, and the restarted instance's first load joined it and timed
+    /// out without asking its upstream. Shutdown (the task before the store closes) now returns
+    /// only once the lease is given back.
+    func test_any_shutdown_returnsOnlyOnceTheLoadLeaseIsGivenBack() async throws {
+        upstream.script([.answer(200, Self.feed)])
+        let resources: TidingsResources = app.resources
+        let feed = PostsFeed(configuration: app.configuration, state: resources.state, writes: resources.writes,
+                             client: upstream, boundPort: { 0 }, isDraining: { false }, logger: Logger(label: "test"))
+        feed.loadLease = leases.loadLease
+        leases.holdReleases = true
+        feed.fetchIfNeeded()
+        await until("loaded is stored and the lease release is under way") {
+            storedState == "loaded" && leases.releasesStarted == 1
+        }
+        let finished = Flag()
+        let shutdown = Task { @MainActor in
+            await feed.shutdown()
+            finished.isSet = true
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        XCTAssertFalse(finished.isSet, "shutdown went on (to close the store) while the load lease was still held")
+        leases.holdReleases = false
+        await shutdown.value
+        XCTAssertEqual(leases.releases, 1)
+    }
+
+    /// A release still on its way must not reach the store after the next take (same holder:
+    /// it would let the new lease go while that load runs).
+    func test_fetching_theLeaseIsTakenOnlyOnceTheLastReleaseIsGivenBack() async throws {
+        upstream.script([.answer(200, Self.feed), .answer(200, #"[{"id":2,"title":"two","body":"b"}]"#)])
+        let cycle = makeCycle()
+        leases.holdReleases = true
+        cycle.read()
+        await until("loaded is stored and the lease release is under way") {
+            storedState == "loaded" && cycle.state == .idle && leases.releasesStarted == 1
+        }
+        cycle.refresh()
+        try await Task.sleep(for: .milliseconds(50))
+        XCTAssertEqual(leases.takes, 1, "the lease was taken again while its release was on its way")
+        leases.holdReleases = false
+        await until("the refresh loaded") { cycle.held?.value.posts.first?.title == "two" && cycle.state == .idle }
+        await until("its lease is given back") { leases.releases == 2 }
+        XCTAssertEqual(leases.events, ["take", "release", "take", "release"])
+    }
 }
 
 /// An upstream that answers from a script, in order, and records every request.
@@ -318,13 +366,24 @@ private final class ScriptedUpstream: HTTPClient, Sendable {
     }
 }
 
-/// The cluster's leases as the test sets them.
+/// A flag a main-actor task sets.
+@MainActor
+private final class Flag {
+    var isSet = false
+}
+
+/// The cluster's leases as the test sets them. `holdReleases` keeps each release of the load
+/// lease waiting (started, not done) until it is set back to false.
 private final class ScriptedLeases: Sendable {
     private struct State {
         var fetchIsMine = true
         var loadIsMine = true
         var fetchAsks = 0
+        var takes = 0
+        var releasesStarted = 0
         var releases = 0
+        var holdReleases = false
+        var events: [String] = []
     }
 
     private let state = Mutex(State())
@@ -339,8 +398,22 @@ private final class ScriptedLeases: Sendable {
         set { state.withLock { $0.loadIsMine = newValue } }
     }
 
+    var holdReleases: Bool {
+        get { state.withLock { $0.holdReleases } }
+        set { state.withLock { $0.holdReleases = newValue } }
+    }
+
     var fetchAsks: Int { state.withLock { $0.fetchAsks } }
+    var takes: Int { state.withLock { $0.takes } }
+    var releasesStarted: Int { state.withLock { $0.releasesStarted } }
     var releases: Int { state.withLock { $0.releases } }
+    /// "take" (granted) and "release" (done), in order.
+    var events: [String] { state.withLock { $0.events } }
+
+    /// The load lease over these.
+    var loadLease: PostsLoadLease {
+        PostsLoadLease(take: { [self] in take() }, release: { [self] in await release() })
+    }
 
     func fetch() -> Bool {
         state.withLock { state in
@@ -349,7 +422,20 @@ private final class ScriptedLeases: Sendable {
         }
     }
 
-    func take() -> Bool { loadIsMine }
-    func release() { state.withLock { $0.releases += 1 } }
-}
+    func take() -> Bool {
+        state.withLock { state in
+            state.takes += 1
+            if state.loadIsMine { state.events.append("take") }
+            return state.loadIsMine
+        }
+    }
 
+    func release() async {
+        state.withLock { $0.releasesStarted += 1 }
+        while holdReleases { try? await Task.sleep(for: .milliseconds(5)) }
+        state.withLock { state in
+            state.releases += 1
+            state.events.append("release")
+        }
+    }
+}

@@ -219,7 +219,7 @@ public final class TidingsResources {
         environmentRoutes.install(on: routes) { _, groups in PostsRoutes(feed: posts).register(on: groups.resourceRoutes) }
         posts.reportFetches { TidingsMetrics.shared.recordUpstreamFetch(outcome: $0) }
         try SampleFeedRoutes(feed: SampleFeed.load()).register(on: routes.resources)
-        app.addShutdownTask { posts.shutdown() }
+        app.addShutdownTask { await posts.shutdown() }
 
         // Webhooks: a durable outbox cursor per hook over the change table, one lease per hook.
         webhooks = try Webhooks(configuration: configuration, store: store, state: state, feed: feed, logger: app.logger)

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Observing
 
 /// Where the loader's request goes, decided by the cycle when the request reaches its client
@@ -44,6 +45,10 @@ extension PostsCycle {
         }
         var joined = false
         while true {
+            // This instance's own last release first: taken after it, a release still on its
+            // way would let the new lease go (same holder) while its load runs.
+            await leaseReleased()
+            try checkRunning(number)
             let mine = await Self.shielded(parts.loadLease.take)
             do { try checkRunning(number) } catch {
                 if mine { await Self.shielded(parts.loadLease.release) }
@@ -68,6 +73,9 @@ extension PostsCycle {
                 setRoute(.upstream)
                 holdsLoadLease = true
                 return .upstream
+            }
+            if !joined {
+                parts.logger.debug("posts: another instance holds the cluster's posts-load lease; this load waits for its outcome")
             }
             joined = true
             setRoute(.joined)
@@ -97,17 +105,36 @@ extension PostsCycle {
         state = .fetching(fetch)
     }
 
-    /// Runs a lease call to its end even when this load is cancelled (a joined load is, when it
-    /// is answered): a PostgreSQL call cut off halfway closed its connection, and the next
-    /// lease call, failing, fetched "anyway" — a second upstream request for one refresh.
-    /// Lets the load lease go if this instance holds it (its load's outcome is stored).
+    /// Lets the load lease go if this instance holds it (its load's outcome is stored). The
+    /// release runs off the loop; ``leaseReleased()`` waits for it.
     func releaseLoadLease() {
         guard holdsLoadLease else { return }
         holdsLoadLease = false
         let release = parts.loadLease.release
-        Task { await Self.shielded(release) }
+        let previous = leaseRelease
+        leaseRelease = Task {
+            await previous?.value
+            await Self.shielded(release)
+        }
     }
 
+    /// Returns once every load lease this instance let go is given back to the store. Awaited
+    /// before the lease is taken again and at shutdown, before the store closes: a release
+    /// still on its way when the process exited left the lease held by no one until it expired
+    /// (`--feed-timeout` + 5 s), and a restarted instance's first load waited that out, joined
+    /// to a load that no longer ran, and failed after the whole timeout without asking its
+    /// upstream.
+    func leaseReleased() async {
+        while let pending = leaseRelease {
+            await pending.value
+            // A release made while this one was awaited is the one to wait for now.
+            if leaseRelease == pending { leaseRelease = nil }
+        }
+    }
+
+    /// Runs a lease call to its end even when this load is cancelled (a joined load is, when it
+    /// is answered): a PostgreSQL call cut off halfway closed its connection, and the next
+    /// lease call, failing, fetched "anyway" — a second upstream request for one refresh.
     nonisolated static func shielded<T: Sendable>(_ call: @escaping @Sendable () async -> T) async -> T {
         await Task { await call() }.value
     }

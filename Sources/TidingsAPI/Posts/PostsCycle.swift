@@ -134,6 +134,8 @@ final class PostsCycle {
     /// that joined this one finds the outcome when the lease is free — and a refresh after it
     /// is a new load, never a join of one that already ended.
     var holdsLoadLease = false
+    /// The last release of the load lease while it is on its way to the store (``leaseReleased()``).
+    var leaseRelease: Task<Void, Never>?
     private var scheduled: Task<Void, Never>?
     private var subscription: AnyCancellable?
 
@@ -313,7 +315,9 @@ final class PostsCycle {
                 shown = shownBeforeLoad
             } else {
                 failures += 1
-                parts.logger.notice("posts feed failed: \(PostsStateBody.message(error, timeout: parts.policy.timeout))")
+                // Joined to the end: the request never left (another instance's load held the lease).
+                let unsent = route == .joined ? " (no request was sent: another instance held the cluster's posts-load lease throughout)" : ""
+                parts.logger.notice("posts feed failed: \(PostsStateBody.message(error, timeout: parts.policy.timeout))\(unsent)")
                 shown = .failed(error)
             }
         case (.idle, _), (.loading, _):

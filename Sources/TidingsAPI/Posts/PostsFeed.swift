@@ -121,13 +121,17 @@ final class PostsFeed {
     // MARK: Shutdown
 
     /// Cancels the running load and every scheduled retry or refresh, answers waiting
-    /// requests, and stores nothing more. Nothing of the feed keeps the process alive.
-    func shutdown() {
+    /// requests, and stores nothing more. Nothing of the feed keeps the process alive. Returns
+    /// once the cluster's load lease, if this instance had it, is given back — before the
+    /// store closes (the shutdown tasks after this one), so a restart finds it free.
+    func shutdown() async {
         guard !shutDown else { return }
-        cycleStorage?.stop()
+        shutDown = true
+        let cycle = cycleStorage
+        cycle?.stop()
         waiters.answerAll()
         // Releasing the cycle releases the loader (its deinit cancels what it runs).
         cycleStorage = nil
-        shutDown = true
+        await cycle?.leaseReleased()
     }
 }
