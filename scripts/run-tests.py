@@ -216,6 +216,33 @@ def tail(path: Path, lines: int = 60) -> str:
         return "(no log)"
 
 
+# Where a failed job's log says what failed: schemathesis' (and pytest's) FAILURES section, and
+# XCTest's `error:` lines. A CI page may keep only the first lines of what a run printed, and a
+# log's last lines are its summary and warnings, so these are printed before the tail.
+FAILURE_SECTION = re.compile(r"^=+ (FAILURES|ERRORS) =+$")
+SECTION_AFTER = re.compile(r"^=+ [^=]+ =+$")
+XCTEST_ERROR = re.compile(r": error: |Fatal error|Test Case .* failed|Exited with (signal|unexpected)")
+
+
+def failure_excerpt(path: Path, limit: int = 60) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines(keepends=True)
+    except OSError:
+        return ""
+    picked: list[str] = []
+    inside = False
+    for line in text:
+        bare = line.rstrip("\n")
+        if SECTION_AFTER.match(bare):
+            inside = bool(FAILURE_SECTION.match(bare))
+        if inside or XCTEST_ERROR.search(bare):
+            picked.append(line if len(line) <= 400 else line[:400] + " [...]\n")
+        if len(picked) >= limit:
+            picked.append("[... more in the log]\n")
+            break
+    return "".join(picked)
+
+
 class Runner:
     def __init__(self, all_jobs: list[Job], slots: int, later=None):
         """`later`, when given, makes the jobs that can exist only once the build-tests job has
@@ -276,7 +303,11 @@ class Runner:
               f"+{job.started - self.began:.0f}–{job.finished - self.began:.0f} s)", flush=True)
         if status != "passed":
             log = LOGS / f"{job.name.replace(':', '-')}.log"
-            print(f"---- {log.relative_to(ROOT)} (last lines) ----\n{tail(log)}----", flush=True)
+            excerpt = failure_excerpt(log)
+            if excerpt:
+                print(f"---- {log.relative_to(ROOT)} (what failed) ----\n{excerpt}", end="", flush=True)
+            print(f"---- {log.relative_to(ROOT)} (last lines) ----\n{tail(log, 40 if excerpt else 60)}----",
+                  flush=True)
 
     def reap(self, job: Job) -> int | None:
         """Its exit code once it has ended (None while it runs), noting the CPU time it used: its
