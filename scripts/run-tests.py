@@ -180,7 +180,12 @@ def jobs(debug_bin: str) -> list[Job]:
         # fifth of a core each.
         Job("schemathesis:builtin", ["Tests/contract/run_schemathesis.sh"], env=env_bin, weight=0.3, limit=900),
         Job("schemathesis:bounded", ["Tests/contract/run_schemathesis.sh"],
-            env={**env_bin, "PREFERENCES": "Tests/contract/preferences-bounded.json"}, weight=0.3, limit=900),
+            env={**env_bin, "PREFERENCES": "Tests/contract/preferences-bounded.json",
+                 # What the declarations shape: the operations whose requests or answers carry
+                 # preference values (the rest, things, posts, environments, health, are the
+                 # same under any set and are run by schemathesis:builtin).
+                 "PATHS": r"^/(environments/\{env\}/)?(preferences|apply|schedules|ofrep|export|history|events)"},
+            weight=0.3, limit=900),
         Job("schemathesis:ofrep", ["Tests/contract/run_schemathesis.sh"],
             env={**env_bin, "SPEC": "Tests/contract/ofrep/openapi.yaml",
                  "CONFIG": "Tests/contract/ofrep/schemathesis.toml", "CREDENTIAL": "x-api-key"}, weight=0.3, limit=900),
@@ -214,6 +219,33 @@ def tail(path: Path, lines: int = 60) -> str:
         return "".join(path.read_text(errors="replace").splitlines(keepends=True)[-lines:])
     except OSError:
         return "(no log)"
+
+
+# Where a failed job's log says what failed: schemathesis' (and pytest's) FAILURES section, and
+# XCTest's `error:` lines. A CI page may keep only the first lines of what a run printed, and a
+# log's last lines are its summary and warnings, so these are printed before the tail.
+FAILURE_SECTION = re.compile(r"^=+ (FAILURES|ERRORS) =+$")
+SECTION_AFTER = re.compile(r"^=+ [^=]+ =+$")
+XCTEST_ERROR = re.compile(r": error: |Fatal error|Test Case .* failed|Exited with (signal|unexpected)")
+
+
+def failure_excerpt(path: Path, limit: int = 60) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines(keepends=True)
+    except OSError:
+        return ""
+    picked: list[str] = []
+    inside = False
+    for line in text:
+        bare = line.rstrip("\n")
+        if SECTION_AFTER.match(bare):
+            inside = bool(FAILURE_SECTION.match(bare))
+        if inside or XCTEST_ERROR.search(bare):
+            picked.append(line if len(line) <= 400 else line[:400] + " [...]\n")
+        if len(picked) >= limit:
+            picked.append("[... more in the log]\n")
+            break
+    return "".join(picked)
 
 
 class Runner:
@@ -276,7 +308,11 @@ class Runner:
               f"+{job.started - self.began:.0f}–{job.finished - self.began:.0f} s)", flush=True)
         if status != "passed":
             log = LOGS / f"{job.name.replace(':', '-')}.log"
-            print(f"---- {log.relative_to(ROOT)} (last lines) ----\n{tail(log)}----", flush=True)
+            excerpt = failure_excerpt(log)
+            if excerpt:
+                print(f"---- {log.relative_to(ROOT)} (what failed) ----\n{excerpt}", end="", flush=True)
+            print(f"---- {log.relative_to(ROOT)} (last lines) ----\n{tail(log, 40 if excerpt else 60)}----",
+                  flush=True)
 
     def reap(self, job: Job) -> int | None:
         """Its exit code once it has ended (None while it runs), noting the CPU time it used: its

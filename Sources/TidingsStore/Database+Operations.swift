@@ -45,7 +45,7 @@ extension Database {
             // Bytes, as PostgreSQL compares them (`IS DISTINCT FROM`): `String ==` is canonical
             // equivalence ("é" == "e\u{301}"), which made a change a no-op here alone, and costs
             // time quadratic in a run of combining marks.
-            if (stored ?? defaultJSON).utf8.elementsEqual((json ?? defaultJSON).utf8) { return nil }
+            if (stored ?? defaultJSON).hasSameUTF8(as: json ?? defaultJSON) { return nil }
             before = stored
             do {
                 try cachedStatement(sql: """
@@ -73,7 +73,7 @@ extension Database {
         case let .replaceThings(things):
             if let repeated = things.firstRepeatedEntry { throw StoreError.duplicateThing(repeated) }
             let current = try thingList(environment: env)
-            if current.elementsEqual(things, by: { $0.utf8.elementsEqual($1.utf8) }) { return nil }
+            if current.elementsEqual(things, by: { $0.hasSameUTF8(as: $1) }) { return nil }
             before = ChangeRow.listJSON(current)
             try cachedStatement(sql: "DELETE FROM thing WHERE environment = ?").execute(arguments: [env])
             let insert = try cachedStatement(sql: "INSERT INTO thing (environment, text, position) VALUES (?, ?, ?)")
@@ -83,7 +83,7 @@ extension Database {
             kind = .things(op: .replace, thing: nil, list: things)
         case let .setPosts(document):
             let stored = try String.fetchOne(cachedStatement(sql: "SELECT document FROM posts WHERE id = 1"))
-            if let stored, stored.utf8.elementsEqual(document.utf8) { return nil }
+            if let stored, stored.hasSameUTF8(as: document) { return nil }
             try cachedStatement(sql: """
                 INSERT INTO posts (id, document, revision) VALUES (1, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET document = excluded.document, revision = excluded.revision

@@ -50,14 +50,14 @@ extension WriteOperation {
     func made(_ kind: Change.Kind) -> Bool {
         switch (self, kind) {
         case let (.setPreference(key, json, _), .preference(changedKey, changedJSON)):
-            guard key.utf8.elementsEqual(changedKey.utf8) else { return false }
+            guard key.hasSameUTF8(as: changedKey) else { return false }
             switch (json, changedJSON) {
             case (nil, nil): return true
-            case let (json?, changedJSON?): return json.utf8.elementsEqual(changedJSON.utf8)
+            case let (json?, changedJSON?): return json.hasSameUTF8(as: changedJSON)
             default: return false
             }
         case let (.addThing(thing), .things(.add, changed?, _)), let (.removeThing(thing), .things(.remove, changed?, _)):
-            return thing.utf8.elementsEqual(changed.utf8)
+            return thing.hasSameUTF8(as: changed)
         case (.replaceThings, .things(.replace, _, _)), (.setPosts, .posts),
              (.createEnvironment, .environment(.created, _)), (.deleteEnvironment, .environment(.deleted, _)):
             return true

@@ -21,6 +21,22 @@ final class PreferenceValueTests: XCTestCase {
         XCTAssertEqual(String(decoding: encoded, as: UTF8.self), #"[false,5,0.5,"x"]"#)
     }
 
+    func testStringsAreEqualByTheirBytesNotByCanonicalEquivalence() {
+        XCTAssertNotEqual(PreferenceValue.string("\u{E9}"), .string("e\u{301}"))   // `==` on String says equal
+        XCTAssertEqual(PreferenceValue.string("e\u{301}"), .string("e" + "\u{301}"))
+        XCTAssertEqual(PreferenceValue.string(""), .string(""))
+        XCTAssertNotEqual(PreferenceValue.string(""), .string("a"))
+        // Long values: one differing byte anywhere, and the same bytes in storage not shared.
+        let long = String(repeating: "ab", count: 40_000)
+        XCTAssertEqual(PreferenceValue.string(long), .string(String(decoding: Array(long.utf8), as: UTF8.self)))
+        XCTAssertNotEqual(PreferenceValue.string(long), .string(String(long.dropLast()) + "c"))
+        XCTAssertNotEqual(PreferenceValue.string(long), .string("c" + String(long.dropFirst())))
+        // A string without contiguous UTF-8 (bridged from NSString) compares the same way.
+        let bridged = NSString(string: "caf\u{E9}") as String
+        XCTAssertEqual(PreferenceValue.string(bridged), .string("caf\u{E9}"))
+        XCTAssertNotEqual(PreferenceValue.string(bridged), .string("cafe\u{301}"))
+    }
+
     func testIntegerRefusesNumbersBeyond64BitsInsteadOfRoundingThem() async throws {
         // Read as floating point, -9223372036854775809 would become Int64.min: a different value.
         XCTAssertNil(try decode("-9223372036854775809").coerced(to: .integer))

@@ -13,6 +13,7 @@
 #   CREDENTIAL       how schemathesis sends the api token: `bearer` (Authorization, default) or
 #                    `x-api-key` (OFREP's header)
 #   MAX_EXAMPLES     test cases per operation and phase (default 10)
+#   PATHS            only the operations whose path matches this regex (default: all)
 #   SEED             schemathesis seed, for reproducing a run (default: random)
 #   CONTRACT_REPORT  directory for the JUnit report and server log (default: a temp dir)
 #
@@ -120,6 +121,7 @@ ARGS=(
   --report junit --report-dir "$REPORT"
 )
 [ -n "${SEED:-}" ] && ARGS+=(--seed "$SEED")
+[ -n "${PATHS:-}" ] && ARGS+=(--include-path-regex "$PATHS")
 
 log "schemathesis ${ARGS[*]/$API_TOKEN/<api-token>}"
 status=0

@@ -32,7 +32,7 @@ public struct ObjectSchema: Sendable, Hashable {
 
     /// The declared property `name`, or nil.
     public func property(named name: String) -> PropertyDeclaration? {
-        properties.first { $0.name.utf8.elementsEqual(name.utf8) }
+        properties.first { $0.name.hasSameUTF8(as: name) }
     }
 
     /// `object` checked member by member: declared members against their rules (numbers brought to

@@ -20,7 +20,7 @@ public struct PreferenceObject: Sendable, Hashable, Codable, CustomStringConvert
         }
 
         public static func == (lhs: Member, rhs: Member) -> Bool {
-            lhs.name.utf8.elementsEqual(rhs.name.utf8) && lhs.value == rhs.value
+            lhs.name.hasSameUTF8(as: rhs.name) && lhs.value == rhs.value
         }
 
         public func hash(into hasher: inout Hasher) {
@@ -44,7 +44,7 @@ public struct PreferenceObject: Sendable, Hashable, Codable, CustomStringConvert
 
     /// The member named `name`, or nil.
     public subscript(name: String) -> PreferenceValue? {
-        members.first { $0.name.utf8.elementsEqual(name.utf8) }?.value
+        members.first { $0.name.hasSameUTF8(as: name) }?.value
     }
 
     public var isEmpty: Bool { members.isEmpty }

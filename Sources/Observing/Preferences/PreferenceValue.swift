@@ -33,7 +33,7 @@ public enum PreferenceValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case let (.boolean(a), .boolean(b)): a == b
         case let (.integer(a), .integer(b)): a == b
         case let (.number(a), .number(b)): a == b
-        case let (.string(a), .string(b)): a.utf8.elementsEqual(b.utf8)
+        case let (.string(a), .string(b)): a.hasSameUTF8(as: b)
         case let (.object(a), .object(b)): a == b
         default: false
         }
