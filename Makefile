@@ -46,8 +46,10 @@ run: release
 # and schemathesis three times. scripts/run-tests.py runs these side by side (each XCTest class is
 # a job; the ones that measure time, CPU or memory run alone) and prints each job's time; logs land
 # in .build/test-logs/. The static release build the image ships is `make contract-test`.
-# The server binary is built first; the test binary's build is the suite's first job, and the jobs
-# that need only the server (lint, the Python suites, the fuzz build) fill the cores beside it.
+# The server binary's build is the suite's first job, alone but for the fuzz targets' build, which
+# runs in its shadow at SCHED_IDLE (on the core it leaves idle: module emission, serial chains of
+# modules, the link) and at normal priority once it ends; then the test binary's build, and the
+# jobs that need only the server (lint, the Python suites) fill the cores beside it.
 # Without debug information (TEST_BUILD_FLAGS): DWARF is a third of the Swift compile's CPU (90 s
 # against 58 s for TidingsAPI alone) and the suite never reads it — assertions and traps name their
 # own file and line, and a crash's backtrace still names its functions. `-debug-info-format none`
@@ -58,8 +60,7 @@ run: release
 TEST_BUILD_FLAGS ?= -debug-info-format none
 export TEST_BUILD_FLAGS
 test: deps test-deps test-tools
-	$(SWIFT) build --product tidings $(TEST_BUILD_FLAGS)
-	scripts/run-tests.py --build-tests
+	scripts/run-tests.py --build-server --build-tests
 
 # The Python packages and browser the suites drive, installed once before the suites start side by side.
 .PHONY: test-tools

@@ -16,9 +16,11 @@ job runs even after a failure, and the exit status is 0 only when all passed. Ea
 limit; a job past it is killed (its whole process group) and counts as failed.
 
     scripts/run-tests.py                 everything
-    scripts/run-tests.py --build-tests   the test binary's build is a job too (`make test`: the
-                                         server binary is built first, and the jobs that need
-                                         only it run while the tests compile)
+    scripts/run-tests.py --build-tests   the test binary's build is a job too (the jobs that
+                                         need only the server binary run while the tests compile)
+    scripts/run-tests.py --build-server --build-tests
+                                         and the server binary's build before it, with the fuzz
+                                         targets' build in its shadow (`make test`)
     scripts/run-tests.py --only REGEX    just the jobs whose name matches (e.g. 'xctest:Posts')
     scripts/run-tests.py --list          the jobs, in the order they would start
     TEST_SLOTS=N                         parallel slots (default: 2 per core)
@@ -117,6 +119,10 @@ class Job:
     # A solo job that keeps both cores busy on purpose: no idle job beside it (a fuzz input starved
     # for longer than libFuzzer's per-input timeout would be reported as a hang).
     exclusive: bool = False
+    # Needs nothing a build makes (the fuzz targets' own build): it may start beside a solo job (the
+    # server's build, which leaves a core idle a fifth of its time: module emission, serial chains
+    # of modules, the link) at SCHED_IDLE, and goes on at normal priority when that job ends.
+    background: bool = False
     weight: float = 1.0                               # share of a slot it takes (a job that mostly waits takes less)
     after: list[str] = field(default_factory=list)   # names of jobs that must have passed first
     limit: float = 1200.0                             # seconds before it is killed
@@ -126,6 +132,7 @@ class Job:
     started: float = 0.0
     finished: float = 0.0
     cpu: float = 0.0                                  # CPU seconds of its process and the ones it waited for
+    at_idle: bool = False                             # running at SCHED_IDLE (idle, or background beside a solo job)
     status: str = "waiting"                           # waiting, running, passed, failed, skipped
 
 
@@ -154,6 +161,9 @@ def xctest_jobs() -> list[Job]:
 # short job fits beside it, and fills its serial phases — module emission, linking), and the XCTest
 # jobs are made from the binary once it has passed.
 BUILD_TESTS = "build-tests"
+# The server binary's build as a job (`--build-server`): solo, first; everything but background
+# jobs waits for it.
+BUILD_SERVER = "build-server"
 
 
 def jobs(debug_bin: str) -> list[Job]:
@@ -166,7 +176,7 @@ def jobs(debug_bin: str) -> list[Job]:
         # a short search (a core each for the time: at 20 s the six took 2 minutes of CPU, an
         # eighth of the suite's), to keep `make test` within CI's 15 minutes; `make fuzz`
         # searches for 15 minutes a target.
-        Job("fuzz-build", ["Fuzz/run.sh", "--build-only"], limit=1200),
+        Job("fuzz-build", ["Fuzz/run.sh", "--build-only"], background=True, limit=1200),
         *[Job(f"fuzz:{t}", ["Fuzz/run.sh", "--run", t], env={"FUZZ_SECONDS": os.environ.get("FUZZ_SECONDS", "10")},
               after=["fuzz-build"], idle=True, limit=600) for t in fuzz_targets()],
         Job("lint", make + ["lint"], limit=600),
@@ -197,6 +207,21 @@ def idle_priority() -> None:
     """In a job's process before it runs (an `idle` job): SCHED_IDLE, so it runs only on a core
     nothing else wants, and yields it at once when something does."""
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
+def normal_priority(group: int) -> None:
+    """Every process of a process group back to SCHED_OTHER (a background job whose solo
+    neighbour ended). Twice: a process forked during the first pass inherited SCHED_IDLE."""
+    for _ in range(2):
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[2]) == group:
+                    os.sched_setscheduler(int(entry.name), os.SCHED_OTHER, os.sched_param(0))
+            except (OSError, ValueError, IndexError):
+                continue
 
 
 def fuzz_targets() -> list[str]:
@@ -270,7 +295,8 @@ class Runner:
         # a solo job left the slots idle until the longest job beside it ended (CI: 90 s).
         def chain(job: Job) -> float:
             return job.expected + max((chain(d) for d in self.jobs if job.name in d.after), default=0)
-        keys = {j.name: (j.name != BUILD_TESTS, j.solo, -chain(j)) for j in self.jobs}
+        first = {BUILD_SERVER: 0, BUILD_TESTS: 1}
+        keys = {j.name: (first.get(j.name, 2), j.solo, -chain(j)) for j in self.jobs}
         self.jobs.sort(key=lambda j: keys[j.name])   # (list.sort empties the list meanwhile: keys first)
 
     def running(self) -> list[Job]:
@@ -286,11 +312,12 @@ class Runner:
                 return False
         return True
 
-    def start(self, job: Job) -> None:
+    def start(self, job: Job, at_idle: bool = False) -> None:
         log = open(LOGS / f"{job.name.replace(':', '-')}.log", "wb")
+        job.at_idle = job.idle or at_idle
         job.process = subprocess.Popen(job.command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL, env={**os.environ, **job.env},
-                                       start_new_session=True, preexec_fn=idle_priority if job.idle else None)
+                                       start_new_session=True, preexec_fn=idle_priority if job.at_idle else None)
         log.close()
         job.started = time.monotonic()
         job.status = "running"
@@ -298,6 +325,11 @@ class Runner:
     def finish(self, job: Job, status: str) -> None:
         job.finished = time.monotonic()
         job.status = status
+        if job.solo:
+            for other in self.running():
+                if other.background and other.at_idle:
+                    normal_priority(other.process.pid)
+                    other.at_idle = False
         if job.name == BUILD_TESTS and status == "passed" and self.later:
             self.jobs += self.later()
             self.order()
@@ -362,11 +394,11 @@ class Runner:
         running = self.running()
         solo = next((j for j in running if j.solo), None)
         if solo:
-            # Beside a solo job: one idle job at a time, in the cores it leaves idle.
-            if not solo.exclusive and not any(j.idle for j in running):
-                for job in [j for j in self.jobs if j.status == "waiting" and j.idle]:
+            # Beside a solo job: one idle (or background) job at a time, in the cores it leaves idle.
+            if not solo.exclusive and not any(j.at_idle for j in running):
+                for job in [j for j in self.jobs if j.status == "waiting" and (j.idle or j.background)]:
                     if self.ready(job):
-                        self.start(job)
+                        self.start(job, at_idle=True)
                         return
             return
         # Idle jobs wait for the solo jobs' turn while any solo job is still to run.
@@ -411,8 +443,12 @@ def main() -> int:
     parser.add_argument("--list", action="store_true", help="list the jobs and exit")
     parser.add_argument("--build-tests", action="store_true",
                         help="build the test binary as a job (the server binary must be built already)")
+    parser.add_argument("--build-server", action="store_true",
+                        help="build the server binary as the first job (with --build-tests)")
     args = parser.parse_args()
-    if not TIDINGS.exists() or not (args.build_tests or XCTEST.exists()):
+    if args.build_server and not args.build_tests:
+        parser.error("--build-server goes with --build-tests")
+    if not (TIDINGS.exists() or args.build_server) or not (args.build_tests or XCTEST.exists()):
         print("run-tests: build first (swift build --build-tests)", file=sys.stderr)
         return 2
     LOGS.mkdir(parents=True, exist_ok=True)
@@ -439,6 +475,14 @@ def main() -> int:
         for job in others:
             if job.solo:   # a solo job waits for an empty machine: after the build, not before it
                 job.after.append(BUILD_TESTS)
+        if args.build_server:
+            server = Job(BUILD_SERVER, ["swift", "build", "--product", "tidings", *flags], solo=True,
+                         limit=2400, expected=420)
+            build.after.append(BUILD_SERVER)
+            for job in others:
+                if not job.background:
+                    job.after.append(BUILD_SERVER)
+            others = [server] + others
         all_jobs = [build] + choose(others, [build] + others)
         # Once built, its classes (a class the regex names, or every one).
         later = lambda: choose(xctest_jobs(), [])
