@@ -204,6 +204,53 @@ final class PostsCycleTests: XCTestCase {
         XCTAssertEqual(upstream.requests.count, 1)
     }
 
+    /// A holder killed mid-fetch leaves its lease held until it expires; the joined load then
+    /// takes it over, and its own request gets the whole upstream timeout from when it leaves.
+    /// Before, the loader's one deadline covered the wait too: a wait as long as the timeout
+    /// (the lease lives the timeout + 5 s) left the request no time at all.
+    func test_fetching_joined_leaseTakenOver_theRequestGetsTheWholeUpstreamTimeout() async throws {
+        upstream.script([.answer(200, Self.feed)])
+        leases.loadIsMine = false
+        let cycle = makeCycle()
+        cycle.read()
+        await until("joined") { cycle.state == .fetching(.init(reason: .firstRead, route: .joined)) }
+        try await Task.sleep(for: .milliseconds(100))
+        let expired = ContinuousClock.now
+        leases.loadIsMine = true
+        await until("loaded") { storedState == "loaded" && cycle.state == .idle }
+        XCTAssertEqual(upstream.requests.count, 1)
+        let deadline = try XCTUnwrap(upstream.deadlines.first ?? nil)
+        XCTAssertGreaterThanOrEqual(deadline, expired + .seconds(5), "the wait for the lease was taken from the request's timeout")
+    }
+
+    /// Other instances hold the lease throughout: the wait ends after twice the lease's lifetime
+    /// (a dead holder's lease has run out by then, and a load that took it over has ended), and
+    /// the failure says no request was sent — not that the upstream did not answer.
+    func test_fetching_joined_leaseHeldThroughout_failsAfterTheBudget_sayingNoRequestWasSent() async throws {
+        leases.loadIsMine = false
+        leases.lifetime = .milliseconds(100)
+        let cycle = makeCycle()
+        XCTAssertEqual(cycle.joinBudget, .milliseconds(200))
+        cycle.read()
+        await until("failed is stored") { storedState == "failed" }
+        let document = try XCTUnwrap(stored)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any])
+        let message = try XCTUnwrap((json["error"] as? [String: Any])?["message"] as? String)
+        XCTAssertTrue(message.contains("held the cluster's posts-load lease of this feed for all of the 0.2 s this load waited, so no request was sent"), message)
+        XCTAssertEqual(upstream.requests.count, 0)
+    }
+
+    /// The leases are named by the feed URL (instances of another `--feed-url` never wait on
+    /// this one's fetch), bounded whatever its length.
+    func test_leaseNames_areTheFeedURLs_andBounded() {
+        let name = PostsLeaseName.load(source: "http://a.example/feed")
+        XCTAssertEqual(name, PostsLeaseName.load(source: "http://a.example/feed"))
+        XCTAssertNotEqual(name, PostsLeaseName.load(source: "http://b.example/feed"))
+        XCTAssertNotEqual(PostsLeaseName.fetch(source: "http://a.example/feed"), PostsLeaseName.fetch(source: "http://b.example/feed"))
+        XCTAssertTrue(name.hasPrefix("posts-load:"))
+        XCTAssertEqual(PostsLeaseName.load(source: "http://a.example/" + String(repeating: "x", count: 100_000)).utf8.count, name.utf8.count)
+    }
+
     func test_fetching_loaderEndedInFailure_storesIt_andRetries() async throws {
         upstream.script([.answer(502, "{}"), .answer(200, Self.feed)])
         let cycle = makeCycle()
@@ -292,7 +339,7 @@ final class PostsCycleTests: XCTestCase {
         let resources: TidingsResources = app.resources
         let feed = PostsFeed(configuration: app.configuration, state: resources.state, writes: resources.writes,
                              client: upstream, boundPort: { 0 }, isDraining: { false }, logger: Logger(label: "test"))
-        feed.loadLease = leases.loadLease
+        feed.loadLease = { [leases] _ in leases!.loadLease }
         leases.holdReleases = true
         feed.fetchIfNeeded()
         await until("loaded is stored and the lease release is under way") {
@@ -351,6 +398,9 @@ private final class ScriptedUpstream: HTTPClient, Sendable {
         state.withLock { $0.requests.map { ($0.url, $0.headers) } }
     }
 
+    /// Each request's deadline, as the upstream client got it.
+    var deadlines: [ContinuousClock.Instant?] { state.withLock { $0.requests.map(\.deadline) } }
+
     func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
         let step = state.withLock { script -> Step in
             script.requests.append(request)
@@ -384,6 +434,7 @@ private final class ScriptedLeases: Sendable {
         var releases = 0
         var holdReleases = false
         var events: [String] = []
+        var lifetime: Duration = .seconds(5)
     }
 
     private let state = Mutex(State())
@@ -403,6 +454,12 @@ private final class ScriptedLeases: Sendable {
         set { state.withLock { $0.holdReleases = newValue } }
     }
 
+    /// The lifetime of a take (a cycle made after it is set waits twice that at most).
+    var lifetime: Duration {
+        get { state.withLock { $0.lifetime } }
+        set { state.withLock { $0.lifetime = newValue } }
+    }
+
     var fetchAsks: Int { state.withLock { $0.fetchAsks } }
     var takes: Int { state.withLock { $0.takes } }
     var releasesStarted: Int { state.withLock { $0.releasesStarted } }
@@ -412,7 +469,7 @@ private final class ScriptedLeases: Sendable {
 
     /// The load lease over these.
     var loadLease: PostsLoadLease {
-        PostsLoadLease(take: { [self] in take() }, release: { [self] in await release() })
+        PostsLoadLease(take: { [self] in take() }, release: { [self] in await release() }, lifetime: lifetime)
     }
 
     func fetch() -> Bool {

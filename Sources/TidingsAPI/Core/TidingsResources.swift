@@ -186,12 +186,13 @@ public final class TidingsResources {
                               client: CurlHTTPClient(proxy: configuration.feedProxy),
                               boundPort: { [unowned app] in app.server.port },
                               isDraining: { [unowned app] in app.server.isDraining }, logger: app.logger)
-        // One upstream fetch per background refresh for every instance sharing the store.
+        // One upstream fetch per background refresh for every instance sharing the store and
+        // the feed URL (the leases are named by the URL: PostsLeaseName).
         let holder = UUID().uuidString
         let leaseSeconds = configuration.feedRefresh > 0 ? max(1, configuration.feedRefresh * 0.9) : configuration.feedTimeout + 5
-        posts.fetchLease = { [store, logger = app.logger] in
+        posts.fetchLease = { [store, logger = app.logger] source in
             do {
-                return try await store.acquireLease("posts-fetch", holder: holder, duration: .seconds(leaseSeconds))
+                return try await store.acquireLease(PostsLeaseName.fetch(source: source), holder: holder, duration: .seconds(leaseSeconds))
             } catch {
                 logger.warning("cannot take the posts fetch lease; fetching anyway", metadata: ["error": "\(error)"])
                 return true
@@ -202,19 +203,23 @@ public final class TidingsResources {
             feed.ring()
             await feed.waitUntilApplied(revision)
         }
-        // One upstream fetch at a time in the cluster: the others join it (PostsCycle+Route).
-        let loadSeconds = configuration.feedTimeout + 5
-        posts.loadLease = PostsLoadLease(
-            take: { [store, logger = app.logger] in
-                do {
-                    return try await store.acquireLease("posts-load", holder: holder, duration: .seconds(loadSeconds))
-                } catch {
-                    logger.warning("cannot take the posts load lease; fetching anyway", metadata: ["error": "\(error)"])
-                    return true
-                }
-            },
-            // Let go once the outcome is stored (the cycle calls it then): expires at once.
-            release: { [store] in _ = try? await store.acquireLease("posts-load", holder: holder, duration: .milliseconds(1)) })
+        // One upstream fetch of a feed at a time in the cluster: the others join it (PostsCycle+Route).
+        let loadLifetime = PostsLoadLease.lifetime(upstreamTimeout: .seconds(configuration.feedTimeout))
+        posts.loadLease = { [store, logger = app.logger] source in
+            let name = PostsLeaseName.load(source: source)
+            return PostsLoadLease(
+                take: {
+                    do {
+                        return try await store.acquireLease(name, holder: holder, duration: loadLifetime)
+                    } catch {
+                        logger.warning("cannot take the posts load lease; fetching anyway", metadata: ["error": "\(error)"])
+                        return true
+                    }
+                },
+                // Let go once the outcome is stored (the cycle calls it then): expires at once.
+                release: { _ = try? await store.acquireLease(name, holder: holder, duration: .milliseconds(1)) },
+                lifetime: loadLifetime)
+        }
         posts.caughtUp = { [feed] in await feed.caughtUp() }
         environmentRoutes.install(on: routes) { _, groups in PostsRoutes(feed: posts).register(on: groups.resourceRoutes) }
         posts.reportFetches { TidingsMetrics.shared.recordUpstreamFetch(outcome: $0) }

@@ -13,7 +13,11 @@ import Observing
 ///   holder's outcome is stored (newer posts: the request is answered with them), or until the
 ///   lease is free — the holder's load ended, with a 304 or the same posts too — and is then
 ///   answered with the stored posts, or fetches itself when none are stored (the holder failed
-///   before any posts, or died).
+///   before any posts, or died: a holder killed mid-fetch leaves its lease until its lifetime
+///   ends, and the joined load then takes it over).
+/// - Both leases are the feed URL's (``PostsLeaseName``): another `--feed-url` never joins.
+/// - The wait is bounded (``PostsCycle/joinBudget``) and does not eat into this instance's own
+///   request: that one gets the whole upstream timeout from when it leaves (``PostsCycleClient``).
 extension PostsCycle {
     /// What the cycle tells its client to do with the loader's request.
     enum Answer: Sendable {
@@ -44,6 +48,7 @@ extension PostsCycle {
             }
         }
         var joined = false
+        let waitStarted = ContinuousClock.now
         while true {
             // This instance's own last release first: taken after it, a release still on its
             // way would let the new lease go (same holder) while its load runs.
@@ -69,22 +74,52 @@ extension PostsCycle {
                         try checkRunning(number)
                         return answer(from: stored)
                     }
+                    parts.logger.notice("posts: the cluster's posts-load lease is free after \(Self.seconds(ContinuousClock.now - waitStarted)) s and no posts are stored (its holder's load failed, or the holder stopped and its lease ran out); this instance fetches itself")
                 }
                 setRoute(.upstream)
                 holdsLoadLease = true
                 return .upstream
             }
             if !joined {
-                parts.logger.debug("posts: another instance holds the cluster's posts-load lease; this load waits for its outcome")
+                parts.logger.debug("posts: another instance holds the cluster's posts-load lease of this feed; this load waits for its outcome")
             }
             joined = true
             setRoute(.joined)
             if let stored = storedNewerThanHeld() {
                 return answer(from: stored)
             }
+            if ContinuousClock.now - waitStarted >= joinBudget {
+                throw LoadLeaseHeldThroughout(waited: joinBudget)
+            }
             try await Task.sleep(for: parts.joinPoll)
             try checkRunning(number)
         }
+    }
+
+    /// The longest a load waits for other instances' loads of its feed: room for a dead
+    /// holder's lease to run out (its whole lifetime) and for the load of the instance that took
+    /// it over then to end (another lifetime). Zero for an instance alone (it never waits).
+    var joinBudget: Duration { parts.loadLease.lifetime * 2 }
+
+    /// The loader's deadline for one load: the wait for other instances' loads
+    /// (``joinBudget``) and this instance's own request (the upstream timeout, which the
+    /// cycle's client gives it from when it leaves), with a second to spare between the two.
+    var loadTimeout: Duration {
+        parts.policy.timeout + (joinBudget == .zero ? .zero : joinBudget + .seconds(1))
+    }
+
+    /// The failure of a load that waited for other instances the whole ``joinBudget`` and so
+    /// never sent its own request.
+    struct LoadLeaseHeldThroughout: Error, CustomStringConvertible {
+        let waited: Duration
+        var description: String {
+            "other instances held the cluster's posts-load lease of this feed for all of the \(PostsCycle.seconds(waited)) s this load waited, so no request was sent"
+        }
+    }
+
+    nonisolated static func seconds(_ duration: Duration) -> String {
+        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+        return value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
     }
 
     /// Answers the request with `stored`'s posts, which are then held with its fetch time.
@@ -151,7 +186,8 @@ struct PostsCycleClient: HTTPClient {
 
     let link: Link
     let upstream: any HTTPClient
-    let loadLease: PostsLoadLease
+    /// The whole time this instance's own request gets (`--feed-timeout`).
+    let upstreamTimeout: Duration
 
     func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
         guard let cycle = await link.cycle else { throw CancellationError() }
@@ -162,21 +198,26 @@ struct PostsCycleClient: HTTPClient {
             return document.answer
         case .upstream:
             // The cycle lets the load lease go once the outcome is stored (``PostsCycle/holdsLoadLease``).
-            return try await upstream.send(request)
+            return try await sendUpstream(request)
         }
     }
-}
 
-/// The cluster's `posts-load` lease: held by the one instance fetching the posts feed upstream
-/// right now, on the store's clock, for at most the upstream timeout plus a margin.
-struct PostsLoadLease: Sendable {
-    /// Takes (or renews) the lease for one fetch; true when this instance may fetch. A store
-    /// that cannot be asked answers true (fetching twice is better than not at all).
-    var take: @Sendable () async -> Bool
-    /// Lets the lease go: called once the fetch's outcome is stored, so a joined load finds
-    /// it when the lease is free.
-    var release: @Sendable () async -> Void
-
-    /// One instance alone: always fetch.
-    static let alone = PostsLoadLease(take: { true }, release: {})
+    /// The request with the whole upstream timeout from now: the loader's deadline also
+    /// covers a wait for other instances' loads (``PostsCycle/loadTimeout``), which must not
+    /// shorten this instance's own request.
+    private func sendUpstream(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
+        var request = request
+        let deadline = ContinuousClock.now + upstreamTimeout
+        request.timeout = upstreamTimeout
+        request.deadline = deadline
+        return try await withThrowingTaskGroup(of: HTTPClientResponse.self) { [request, upstream] group in
+            group.addTask { try await upstream.send(request) }
+            group.addTask {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                throw HTTPClientError.timedOut
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
 }

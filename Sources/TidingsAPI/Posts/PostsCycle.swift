@@ -37,7 +37,9 @@ import TidingsStore
 /// | `fetching`             | route: load lease elsewhere                | `fetching(joined)`                  | wait (poll the lease) |
 /// | `fetching(joined)`     | stored document newer than held            | `fetching(fromStore)`               | the request answered from it |
 /// | `fetching(joined)`     | lease free, stored document has posts      | `fetching(fromStore)`               | answered from it: the holder's load ended (a 304 too) |
-/// | `fetching(joined)`     | lease free, stored document has no posts   | `fetching(upstream)`                | the upstream request |
+/// | `fetching(joined)`     | lease free, stored document has no posts   | `fetching(upstream)`                | the upstream request (its whole timeout from now) |
+/// | `fetching(joined)`     | lease expired (its holder died), no posts stored | `fetching(upstream)`          | taken over: the upstream request |
+/// | `fetching(joined)`     | waited ``joinBudget``                      | `storing(then: settle)`             | failed: no request was sent |
 /// | `fetching`             | loader ended                               | `storing(then: settle)` or `idle`   | store the outcome unless stored shows it |
 /// | `fetching`             | cancel                                     | `storing(then: settle)` or `idle`   | loader cancelled; `loaded` (held) or `idle` |
 /// | `storing`              | committed                                  | `then`                              | answers settle |
@@ -148,7 +150,7 @@ final class PostsCycle {
         let policy: DataLoaderPolicy
         /// Takes the cluster's `posts-fetch` lease (background refreshes: true to fetch).
         let fetchLease: @Sendable () async -> Bool
-        /// The cluster's one-load-at-a-time lease.
+        /// The cluster's one-load-at-a-time lease of this feed.
         let loadLease: PostsLoadLease
         /// Returns once this instance has applied `revision` (after a refused write).
         let catchUp: @MainActor (UInt64) async -> Void
@@ -167,8 +169,9 @@ final class PostsCycle {
     init(_ parts: Parts, upstream: any HTTPClient, makeLoader: (any HTTPClient) -> DataLoader<FetchedPosts>) {
         self.parts = parts
         let link = PostsCycleClient.Link()
-        loader = makeLoader(PostsCycleClient(link: link, upstream: upstream, loadLease: parts.loadLease))
+        loader = makeLoader(PostsCycleClient(link: link, upstream: upstream, upstreamTimeout: parts.policy.timeout))
         link.cycle = self
+        loader.policy.timeout = loadTimeout
         subscription = parts.state.postsEvents.sink { [weak self] _ in self?.documentStored() }
         enterIdle()
     }
@@ -315,10 +318,12 @@ final class PostsCycle {
                 shown = shownBeforeLoad
             } else {
                 failures += 1
-                // Joined to the end: the request never left (another instance's load held the lease).
-                let unsent = route == .joined ? " (no request was sent: another instance held the cluster's posts-load lease throughout)" : ""
-                parts.logger.notice("posts feed failed: \(PostsStateBody.message(error, timeout: parts.policy.timeout))\(unsent)")
-                shown = .failed(error)
+                // Joined to the end: the request never left (other instances' loads held the
+                // lease), whatever ended the wait — said so, not as an upstream timeout.
+                let failure = route == .joined
+                    ? DataLoaderError.connectionFailed(LoadLeaseHeldThroughout(waited: joinBudget).description) : error
+                parts.logger.notice("posts feed failed: \(PostsStateBody.message(failure, timeout: parts.policy.timeout))")
+                shown = .failed(failure)
             }
         case (.idle, _), (.loading, _):
             shown = held == nil ? .idle : shownBeforeLoad

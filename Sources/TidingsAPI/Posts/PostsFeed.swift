@@ -23,10 +23,11 @@ final class PostsFeed {
     private var cycleStorage: PostsCycle?
     private var shutDown = false
     private var index: (fetchedAt: Date, ids: [String: Int])?
-    /// Takes the cluster's fetch lease for this instance (true: fetch upstream).
-    var fetchLease: @Sendable () async -> Bool = { true }
-    /// The cluster's one-fetch-at-a-time lease.
-    var loadLease = PostsLoadLease.alone
+    /// Takes the cluster's fetch lease of the feed at this URL for this instance (true: fetch
+    /// upstream).
+    var fetchLease: @Sendable (_ source: String) async -> Bool = { _ in true }
+    /// The cluster's one-fetch-at-a-time lease of the feed at this URL.
+    var loadLease: @Sendable (_ source: String) -> PostsLoadLease = { _ in .alone }
     /// Returns once this instance has applied a revision (the change feed's).
     var catchUp: @MainActor (UInt64) async -> Void = { _ in }
     /// Returns once a read of the store started after the call is applied (the change feed's).
@@ -64,8 +65,12 @@ final class PostsFeed {
         if shutDown { return nil }
         if let cycleStorage { return cycleStorage }
         let policy = Self.policy(configuration)
+        // The leases are the feed's: instances of another `--feed-url` never wait on this one.
+        let url = source.text
+        let fetchLease = self.fetchLease
         var parts = PostsCycle.Parts(state: state, writes: writes, source: source, waiters: waiters, policy: policy,
-                                     fetchLease: fetchLease, loadLease: loadLease, catchUp: catchUp, logger: logger)
+                                     fetchLease: { await fetchLease(url) }, loadLease: loadLease(url),
+                                     catchUp: catchUp, logger: logger)
         parts.caughtUp = caughtUp
         let cycle = PostsCycle(parts, upstream: MeteredHTTPClient(base: client, meter: meter)) { client in
             PostsLoader.make(source: source, configuration: configuration, client: client, meter: meter, policy: policy)
