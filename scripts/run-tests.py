@@ -117,7 +117,7 @@ class Job:
     # gives it back at once when they want it. Run among the other jobs it took CPU from them.
     idle: bool = False
     # A solo job that keeps both cores busy on purpose: no idle job beside it (a fuzz input starved
-    # for longer than libFuzzer's per-input timeout would be reported as a hang).
+    # for longer than libFuzzer's per-input timeout, 60 s, would be reported as a hang).
     exclusive: bool = False
     # Needs nothing a build makes (the fuzz targets' own build): it may start beside a solo job (the
     # server's build, which leaves a core idle a fifth of its time: module emission, serial chains
