@@ -68,9 +68,11 @@ fuzz() { # name: runs it for SECONDS_EACH; a crash or leak fails
   mkdir -p "$corpus" "$BUILD/artifacts"
   cp -n Fuzz/seeds/$name/* "$corpus/" 2>/dev/null || true
   echo "fuzzing $name for ${SECONDS_EACH}s"
-  # -timeout: one input taking 20 s is a hang. (At 5 s, two targets failed together in a run on a
-  # machine with a load of 6, on inputs that take 0.1 s: a stalled machine, not a slow input.)
-  if ! "$BUILD/$name-fuzzer" -max_total_time="$SECONDS_EACH" -max_len=4096 -timeout=20 -rss_limit_mb=2048 \
+  # -timeout: one input taking 60 s of wall-clock time is a hang. (At 5 s, two targets failed
+  # together in a run on a machine with a load of 6, on inputs that take 0.1 s: a stalled machine,
+  # not a slow input. In `make test` the searches run at idle priority beside the solo jobs, and a
+  # solo job's burst on both cores stops them meanwhile.)
+  if ! "$BUILD/$name-fuzzer" -max_total_time="$SECONDS_EACH" -max_len=4096 -timeout=60 -rss_limit_mb=2048 \
        -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$name-" "$corpus" 2>"$BUILD/$name.log"; then
     tail -40 "$BUILD/$name.log"
     return 1

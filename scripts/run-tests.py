@@ -117,7 +117,7 @@ class Job:
     # gives it back at once when they want it. Run among the other jobs it took CPU from them.
     idle: bool = False
     # A solo job that keeps both cores busy on purpose: no idle job beside it (a fuzz input starved
-    # for longer than libFuzzer's per-input timeout would be reported as a hang).
+    # for longer than libFuzzer's per-input timeout, 60 s, would be reported as a hang).
     exclusive: bool = False
     # Needs nothing a build makes (the fuzz targets' own build): it may start beside a solo job (the
     # server's build, which leaves a core idle a fifth of its time: module emission, serial chains
@@ -205,13 +205,31 @@ def jobs(debug_bin: str) -> list[Job]:
 
 def idle_priority() -> None:
     """In a job's process before it runs (an `idle` job): SCHED_IDLE, so it runs only on a core
-    nothing else wants, and yields it at once when something does."""
+    nothing else wants, and yields it at once when something does.
+
+    And its session's autogroup at nice 19. Each job is a session of its own (for killing its
+    whole group), and where the kernel groups sessions (`kernel.sched_autogroup_enabled`, on in
+    Debian's kernels) the CPU is shared between the groups first: a SCHED_IDLE process yields only
+    to others of its own group, so alone in one it took as much as any other job (a fuzz build
+    beside the server build: 99 s of CPU in 109 s). At nice 19 its group weighs 15 against a
+    normal group's 1,024."""
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    set_autogroup_nice(os.getpid(), 19)
+
+
+def set_autogroup_nice(pid: int, nice: int) -> None:
+    """The nice value of `pid`'s autogroup (every process of its session), where there are any."""
+    try:
+        Path(f"/proc/{pid}/autogroup").write_text(f"{nice}\n")
+    except OSError:
+        pass   # no autogroups (the kernel's option off or absent): SCHED_IDLE is enough there
 
 
 def normal_priority(group: int) -> None:
-    """Every process of a process group back to SCHED_OTHER (a background job whose solo
-    neighbour ended). Twice: a process forked during the first pass inherited SCHED_IDLE."""
+    """Every process of a process group back to SCHED_OTHER, and its session's autogroup to nice
+    0 (a background job whose solo neighbour ended). Twice: a process forked during the first pass
+    inherited SCHED_IDLE."""
+    set_autogroup_nice(group, 0)
     for _ in range(2):
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():

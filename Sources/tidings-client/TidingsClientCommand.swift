@@ -50,8 +50,13 @@ struct ServerOptions: ParsableArguments {
     @Flag(help: "Open the event stream with a one-use ticket instead of the bearer header.")
     var streamTickets = false
 
-    @Option(help: "The environment (default: $TIDINGS_ENV, else default): every path goes under /environments/ENV.")
-    var env: String? = ProcessInfo.processInfo.environment["TIDINGS_ENV"].flatMap { $0.isEmpty ? nil : $0 }
+    @Option(name: .customLong("env"), help: "The environment (default: $TIDINGS_ENV, else default): every path goes under /environments/ENV.")
+    var envOption: String?
+
+    /// `--env`, else a non-empty `$TIDINGS_ENV`, else none (the unprefixed paths).
+    var env: String? {
+        envOption ?? ProcessInfo.processInfo.environment["TIDINGS_ENV"].flatMap { $0.isEmpty ? nil : $0 }
+    }
 
     func validate() throws {
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),

@@ -95,7 +95,7 @@ final class SeveralInstancesSQLiteTests: XCTestCase {
         let acks = acked.withLock { $0 }
         XCTAssertGreaterThan(acks.count, 100)
         XCTAssertEqual(Set(acks.map(\.revision)).count, acks.count, "every acknowledged write took its own revision")
-        for (index, events) in seen.withLock { $0 }.enumerated() {
+        for (index, events) in seen.withLock({ $0 }).enumerated() {
             let live = events.filter { $0.id > start }
             let ids = live.map(\.id)
             XCTAssertEqual(ids, ids.sorted(), "stream \(index): ids strictly increasing")

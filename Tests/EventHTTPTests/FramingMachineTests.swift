@@ -1,4 +1,5 @@
 @testable import EventHTTP
+import HTTPTypes
 import XCTest
 
 /// The framing machine alone, over bytes (no libevent, no sockets): what it hands on, what it

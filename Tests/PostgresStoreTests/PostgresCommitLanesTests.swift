@@ -31,7 +31,7 @@ final class PostgresCommitLanesTests: PostgresTestCase {
             }
             ended.set()
         }
-        let finished = await eventually(within: 10, every: 0.02) { ended.isSet }
+        let finished = eventually(within: 10, every: 0.02) { ended.isSet }
         XCTAssertTrue(finished, "the call was still waiting 10 s after its 300 ms deadline")
         XCTAssertEqual(thrown.state.withLock { $0.failure }, "\(PostgresDeadline.Exceeded(timeout: .milliseconds(300)))")
     }
@@ -72,7 +72,7 @@ final class PostgresCommitLanesTests: PostgresTestCase {
             }
         }
         let total = writers * bursts * perBurst
-        let finished = await eventually(within: 30, every: 0.05) { tally.state.withLock { $0.answered } == total }
+        let finished = eventually(within: 30, every: 0.05) { tally.state.withLock { $0.answered } == total }
         guard finished else {
             // The hung writers (and the store) are left behind: closing would wait for them.
             return XCTFail("\(tally.state.withLock { $0.answered }) of \(total) writes answered on \(lanes) lane(s) after 30 s", file: file, line: line)

@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 #if canImport(Glibc)
-public import Glibc
+import Glibc
 #endif
 
 /// A response read by ``HTTPConnection``: the status, the header fields in order, the body

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Structural readings of a reply for assertions: a header's list items, an authentication
 /// challenge's parameters, a raw response's head — so tests compare values, not substrings.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// One line of the server's log as swift-log's `StreamLogHandler` writes it:
 /// `2026-11-27T14:34:28+0000 info tidings: key=value key=value [source] message`.

@@ -46,7 +46,7 @@ public final class PostgresCluster: @unchecked Sendable {
         do {
             try FileManager.default.createDirectory(atPath: root.appendingPathComponent("socket").path,
                                                     withIntermediateDirectories: true)
-            FileManager.default.createFile(atPath: root.appendingPathComponent("server.log").path, contents: nil)
+            _ = FileManager.default.createFile(atPath: root.appendingPathComponent("server.log").path, contents: nil)
             if FixtureProcess.isRoot {
                 try FixtureProcess.run("/bin/chown", ["-R", "postgres:", root.path])
             }

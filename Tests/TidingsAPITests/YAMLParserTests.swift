@@ -91,7 +91,7 @@ final class YAMLParserTests: XCTestCase {
         members += awkward.map { ($0, .integer(1)) }
         members += [
             ("numbers", .sequence([.integer(Int.min), .integer(Int.max), .integer(0), .number(0), .number(-0.5),
-                                   .number(1e300), .number(5e-324), .number(.infinity), .number(-.infinity)])),
+                                   .number(1e300), .number(.leastNonzeroMagnitude), .number(.infinity), .number(-.infinity)])),
             ("flow", .sequence(awkward.map(YAMLNode.string))),
             ("map", .map(awkward.map { ($0, .string($0)) })),
             ("deep", .sequence([.map([("a", .sequence([.map([("b", .strings(["c"]))])]))])])),

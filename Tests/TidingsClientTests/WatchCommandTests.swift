@@ -71,6 +71,22 @@ final class WatchCommandTests: XCTestCase {
                        "Error: --url (or $TIDINGS_URL) must be an http or https URL, like http://127.0.0.1:8080, not 'ftp://x'", badVariable.2)
     }
 
+    func testEnvironmentComesFromTheOptionElseTheVariable() throws {
+        let server = try TidingsProcess(dataDirectory: newDirectory())
+        let url = server.url.absoluteString
+        XCTAssertEqual(try server.request("PUT", "/environments/staging", json: [String: String]()).status, 201)
+        XCTAssertEqual(try run(["--url", url, "--env", "staging", "set", "name", "\"stagey\""]).0, 0)
+        XCTAssertEqual(try run(["--url", url, "get", "name"]).1, "\"fat\"\n")
+        XCTAssertEqual(try run(["--url", url, "--env", "staging", "get", "name"]).1, "\"stagey\"\n")
+        XCTAssertEqual(try run(["--url", url, "get", "name"], environment: ["TIDINGS_ENV": "staging"]).1, "\"stagey\"\n")
+        // The option wins over the variable; an empty variable is none.
+        XCTAssertEqual(try run(["--url", url, "--env", "default", "get", "name"], environment: ["TIDINGS_ENV": "staging"]).1, "\"fat\"\n")
+        XCTAssertEqual(try run(["--url", url, "get", "name"], environment: ["TIDINGS_ENV": ""]).1, "\"fat\"\n")
+        let bad = try run(["--url", url, "get", "name"], environment: ["TIDINGS_ENV": "Staging"])
+        XCTAssertEqual(bad.0, 64)
+        XCTAssertEqual(ClientRefusal.usageError(bad.2), "Error: --env (or $TIDINGS_ENV) must match ^[a-z][a-z0-9-]{0,31}$, not 'Staging'", bad.2)
+    }
+
     func testWatchPrintsTheCurrentValuesThenEachChangeAcrossARestart() throws {
         let directory = newDirectory()
         var server = try TidingsProcess(dataDirectory: directory)

@@ -120,7 +120,7 @@ final class HistoryStoreTests: XCTestCase {
     /// thousand revisions (a checkpoint is written only once the rows since the last one hold
     /// at least its bytes).
     func testCheckpointsCountAgainstTheHistoryBytesAndAsOfStillReadsEveryRetainedRevision() async throws {
-        let directory = try makeTemporaryDirectory(self)
+        let directory = makeTemporaryDirectory(self)
         let bound = 120_000
         let store = try SQLiteStore(directory: directory, limits: ChangeStoreLimits(historyBytes: bound, keepCount: 10, keepBytes: 1_000))
         _ = try await store.commit([.setPreference(key: "big", json: "\"" + String(repeating: "q", count: 45_000) + "\"")])

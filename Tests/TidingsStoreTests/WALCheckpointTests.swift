@@ -41,7 +41,7 @@ final class WALCheckpointTests: XCTestCase {
         XCTAssertEqual(store.checkpointStatistics, WALCheckpointStatistics(), "nothing checkpointed while the checkpointer is held")
 
         store.writer.checkpointer.queue.resume()
-        try await waitUntil("a background checkpoint") { store.checkpointStatistics.inBackground >= 1 }
+        await waitUntil("a background checkpoint") { store.checkpointStatistics.inBackground >= 1 }
         XCTAssertEqual(store.checkpointStatistics.byWriter, 0)
         await store.close()
         store = try SQLiteStore(directory: directory)

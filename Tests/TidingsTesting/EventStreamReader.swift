@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import TestFixtures
 
 /// Settings every stream a test opens through `openEventStream` follows (XCTest runs one test

@@ -1,6 +1,6 @@
 import EventHTTP
 public import TestFixtures
-public import Foundation
+import Foundation
 
 /// An event stream of ``InProcessTidings``: the bytes the route wrote (`InProcessStream`), parsed
 /// as a client parses them. Waiting for the next message turns the main run loop, so the writes

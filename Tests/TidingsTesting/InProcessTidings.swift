@@ -193,9 +193,9 @@ struct CapturingLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?,
-             source: String, file: String, function: String, line: UInt) {
-        let merged = self.metadata.merging(metadata ?? [:]) { $1 }
+    func log(event: LogEvent) {
+        let (level, message) = (event.level, event.message)
+        let merged = self.metadata.merging(event.metadata ?? [:]) { $1 }
         let fields = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         capture.append("\(level) \(label): \(message)\(fields)")
     }

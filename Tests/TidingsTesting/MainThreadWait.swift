@@ -1,5 +1,5 @@
-public import Foundation
-public import TestFixtures
+import Foundation
+import TestFixtures
 import Synchronization
 
 /// Runs the main run loop (which drains the main queue, where the main actor's work runs)

@@ -1,5 +1,5 @@
-public import Foundation
-public import TestFixtures
+import Foundation
+import TestFixtures
 public import TidingsAPI
 
 /// Settings a test asks of its server, whichever transport starts it: flags for the live

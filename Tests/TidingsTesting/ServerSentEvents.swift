@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import TestFixtures
 
 /// A message read from a Server-Sent-Events stream.

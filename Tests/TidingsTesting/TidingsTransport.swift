@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import TestFixtures
 
 /// The tests' one way to talk to a Tidings server, whatever carries it: in-process through the

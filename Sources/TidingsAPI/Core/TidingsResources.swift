@@ -1,3 +1,4 @@
+import Synchronization
 import EventHTTP
 import Foundation
 import Logging
@@ -86,7 +87,9 @@ public final class TidingsResources {
             revision: snapshot.environments[main]?.revision ?? 0, state: state, writes: writes,
             asOf: AsOfReads(state: state, store: store), streams: streams)
         // Every other environment: the same declarations, its own values, journal, writes, streams.
-        var starting = true
+        // Whether an environment is being made at start (its journal seeded) or later (created
+        // by a request): read by the factory below, which may run on any thread.
+        let starting = Mutex(true)
         let (mainState, clock, logger) = (state, state.clock, app.logger)
         environments = Environments(main: mainContext, snapshot: snapshot, limit: configuration.maxEnvironments,
                                     logger: app.logger) { [store, feed, credentials = app.credentials] stored, snapshot in
@@ -94,7 +97,7 @@ public final class TidingsResources {
             // The built-in or declared set was checked at start; the same declarations again cannot fail.
             let containers = (try? TidingsPreferences(declarations: preferences.declarations, store: values)) ?? preferences
             let state = TidingsState(preferences: containers, snapshot: snapshot, textCase: textCase,
-                                     journal: journal(stored.name, seeded: starting), logger: logger,
+                                     journal: journal(stored.name, seeded: starting.withLock { $0 }), logger: logger,
                                      environment: stored.name, clock: clock)
             let writes = WritePipeline(state: state, store: store, feed: feed)
             writes.credentials = credentials
@@ -105,7 +108,7 @@ public final class TidingsResources {
                                       revision: stored.revision, state: state, writes: writes,
                                       asOf: AsOfReads(state: state, store: store), streams: streams)
         }
-        starting = false
+        starting.withLock { $0 = false }
         feed.apply(to: environments)
         feed.start()
         environments.catchUp = { [feed] in await feed.caughtUp() }

@@ -27,7 +27,7 @@ struct CurlExchange: Sendable {
     func configure(_ easy: UnsafeMutableRawPointer, addressGuard: CurlAddressGuard?) {
         if let body {
             tidings_curl_set_long(easy, CURLOPT_POSTFIELDSIZE, body.count)
-            body.withUnsafeBytes { bytes in
+            _ = body.withUnsafeBytes { bytes in
                 // COPYPOSTFIELDS: libcurl keeps its own copy, so the body's lifetime is not ours to mind.
                 tidings_curl_set_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
             }

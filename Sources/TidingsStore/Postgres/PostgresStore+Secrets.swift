@@ -9,7 +9,7 @@ extension PostgresStore: ServerSecretStore {
         let fresh = Hex.string(ServerSecret.random())
         let name = ServerSecret.streamTickets
         let rows = try await withConnection(reader) { [logger] connection in
-            try await connection.query("INSERT INTO server_secret (name, value) VALUES (\(name), \(fresh)) ON CONFLICT (name) DO NOTHING",
+            _ = try await connection.query("INSERT INTO server_secret (name, value) VALUES (\(name), \(fresh)) ON CONFLICT (name) DO NOTHING",
                                        logger: logger).collect()
             return try await connection.query("SELECT value FROM server_secret WHERE name = \(name)", logger: logger).collect()
         }
