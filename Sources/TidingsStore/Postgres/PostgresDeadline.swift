@@ -33,7 +33,11 @@ enum PostgresDeadline {
             }
         }
         let timer = DispatchWorkItem {
-            if outcome.settle(.failure(Exceeded(timeout: timeout))) { onTimeout() }
+            guard outcome.settle(.failure(Exceeded(timeout: timeout))) else { return }
+            onTimeout()
+            // The operation's own wait too, where it heeds cancellation: one that never ends
+            // (above) would otherwise keep its task, and what it holds, for the process's life.
+            work.cancel()
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds)), execute: timer)
         defer { timer.cancel() }
