@@ -66,9 +66,15 @@ public protocol ChangeStore: AnyObject, Sendable, HistoryStore {
     func close() async
 
     /// Takes (or renews) the cluster-wide lease `name` for `holder` until `duration` from now,
-    /// unless another holder has it and it has not expired. True when `holder` has it now.
-    /// Used so that one instance, not every one, fetches the posts feed for each refresh.
-    func acquireLease(_ name: String, holder: String, duration: Duration) async throws -> Bool
+    /// unless another holder has it and it has not expired; says whether it was free, taken
+    /// over from a holder that did not give it back, or refused (``LeaseTake``). Used so that
+    /// one instance, not every one, fetches the posts feed at a time and for each refresh.
+    /// Rows expired for ``LeasePurge/grace`` are purged, a few per call.
+    func takeLease(_ name: String, holder: String, duration: Duration) async throws -> LeaseTake
+
+    /// Gives `name` back if `holder` has it (deletes its row): the next take finds it free
+    /// (``LeaseTake/taken``), not taken over. Nothing when another holder has it.
+    func releaseLease(_ name: String, holder: String) async throws
 }
 
 /// How much history a ``ChangeStore`` keeps: upper bounds (`--history-bytes`, `--history-days`,

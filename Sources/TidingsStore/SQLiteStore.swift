@@ -181,38 +181,6 @@ public final class SQLiteStore: ChangeStore {
         writer.checkpointer.close()
     }
 
-    /// Expired lease rows removed per lease taken (more than one row is added per call).
-    static let leasePurgeBatch = 16
-
-    public func acquireLease(_ name: String, holder: String, duration: Duration) async throws -> Bool {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
-        return try await withCheckedThrowingContinuation { continuation in
-            writer.queue.async { [self, writer] in
-                do {
-                    guard !isClosed.load(ordering: .acquiring) else { throw StoreError.closed }
-                    let now = Date().timeIntervalSince1970
-                    let granted = try writer.database.write { db -> Bool in
-                        // An expired row is as good as none (the upsert below replaces it), and
-                        // single-use names (stream tickets' `ticket:<nonce>`) would otherwise pile
-                        // up: a few are purged with every lease taken, so they never grow unbounded.
-                        try db.execute(sql: """
-                            DELETE FROM lease WHERE name IN (SELECT name FROM lease WHERE expires < ? LIMIT \(Self.leasePurgeBatch))
-                            """, arguments: [now])
-                        try db.execute(sql: """
-                            INSERT INTO lease (name, holder, expires) VALUES (?, ?, ?)
-                            ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
-                            WHERE lease.holder = excluded.holder OR lease.expires < ?
-                            """, arguments: [name, holder, now + seconds, now])
-                        return try String.fetchOne(db, sql: "SELECT holder FROM lease WHERE name = ?", arguments: [name]) == holder
-                    }
-                    continuation.resume(returning: granted)
-                } catch {
-                    continuation.resume(throwing: StoreWriter.storeError(error))
-                }
-            }
-        }
-    }
-
     /// Counters since opening (transactions, acknowledged commits, operations).
     public var statistics: StoreStatistics { writer.commits.statistics }
 

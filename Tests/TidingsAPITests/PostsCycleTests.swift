@@ -193,6 +193,27 @@ final class PostsCycleTests: XCTestCase {
         XCTAssertEqual(leases.releases, 1, "the lease taken to find it free went back at once")
     }
 
+    /// The holder was killed mid-fetch: its lease expired without being given back, so the
+    /// posts stored before are not its outcome. The joined load that takes the lease over
+    /// fetches itself. Before, it was answered with those older posts, as if the dead holder had
+    /// confirmed them.
+    func test_fetching_joined_leaseTakenOver_storedHasPosts_fetchesItself() async throws {
+        let revision = try await commitElsewhere(Self.document(state: "loaded", fetchedAt: "2026-11-26T10:00:00.000Z", title: "held"))
+        await app.resources.feed.waitUntilApplied(revision)
+        upstream.script([.answer(200, Self.feed)])
+        let cycle = makeCycle()
+        await until("the stored posts are held") { cycle.state == .idle && cycle.held != nil }
+        leases.loadIsMine = false
+        cycle.refresh()
+        await until("joined") { cycle.state == .fetching(.init(reason: .requested, route: .joined)) }
+        leases.holderDied = true
+        leases.loadIsMine = true
+        await until("the refresh ended") { cycle.state == .idle }
+        XCTAssertEqual(upstream.requests.count, 1, "the dead holder's lease was taken over without a request of this instance's own")
+        XCTAssertEqual(cycle.held?.value.posts.first?.title, "one", "answered with the posts stored before the dead holder's load")
+        XCTAssertNotEqual(app.resources.state.posts?.revision, revision, "this instance's own outcome is stored")
+    }
+
     func test_fetching_joined_leaseFree_nothingStored_fetchesItself() async throws {
         upstream.script([.answer(200, Self.feed)])
         leases.loadIsMine = false
@@ -428,6 +449,7 @@ private final class ScriptedLeases: Sendable {
     private struct State {
         var fetchIsMine = true
         var loadIsMine = true
+        var holderDied = false
         var fetchAsks = 0
         var takes = 0
         var releasesStarted = 0
@@ -447,6 +469,12 @@ private final class ScriptedLeases: Sendable {
     var loadIsMine: Bool {
         get { state.withLock { $0.loadIsMine } }
         set { state.withLock { $0.loadIsMine = newValue } }
+    }
+
+    /// A granted take replaces a row its holder never gave back (``LeaseTake/takenOver``).
+    var holderDied: Bool {
+        get { state.withLock { $0.holderDied } }
+        set { state.withLock { $0.holderDied = newValue } }
     }
 
     var holdReleases: Bool {
@@ -479,11 +507,12 @@ private final class ScriptedLeases: Sendable {
         }
     }
 
-    func take() -> Bool {
+    func take() -> LeaseTake {
         state.withLock { state in
             state.takes += 1
-            if state.loadIsMine { state.events.append("take") }
-            return state.loadIsMine
+            guard state.loadIsMine else { return .refused }
+            state.events.append("take")
+            return state.holderDied ? .takenOver : .taken
         }
     }
 

@@ -74,7 +74,8 @@ final class ScriptedStore: ChangeStore, Sendable {
 
     func close() async {}
 
-    func acquireLease(_ name: String, holder: String, duration: Duration) async throws -> Bool { true }
+    func takeLease(_ name: String, holder: String, duration: Duration) async throws -> LeaseTake { .taken }
+    func releaseLease(_ name: String, holder: String) async throws {}
 
     /// The scripted store keeps no history of its own (the tests of history use SQLite).
     func history(_ query: HistoryQuery) async throws -> [Change] { [] }

@@ -213,14 +213,15 @@ public final class TidingsResources {
             return PostsLoadLease(
                 take: {
                     do {
-                        return try await store.acquireLease(name, holder: holder, duration: loadLifetime)
+                        return try await store.takeLease(name, holder: holder, duration: loadLifetime)
                     } catch {
                         logger.warning("cannot take the posts load lease; fetching anyway", metadata: ["error": "\(error)"])
-                        return true
+                        return .taken
                     }
                 },
-                // Let go once the outcome is stored (the cycle calls it then): expires at once.
-                release: { _ = try? await store.acquireLease(name, holder: holder, duration: .milliseconds(1)) },
+                // Given back once the outcome is stored (the cycle calls it then): the row goes,
+                // so a joined load's next take finds it free, not taken over.
+                release: { try? await store.releaseLease(name, holder: holder) },
                 lifetime: loadLifetime)
         }
         posts.caughtUp = { [feed] in await feed.caughtUp() }

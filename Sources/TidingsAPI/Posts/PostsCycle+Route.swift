@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Observing
+import TidingsStore
 
 /// Where the loader's request goes, decided by the cycle when the request reaches its client
 /// (``PostsCycleClient``): the cluster's coordination lives here, not in the loader.
@@ -11,10 +12,11 @@ import Observing
 /// - Every other request first takes the `posts-load` lease: one upstream fetch at a time in the
 ///   cluster. Finding another's live lease, the load *joins* that one: it waits until the
 ///   holder's outcome is stored (newer posts: the request is answered with them), or until the
-///   lease is free — the holder's load ended, with a 304 or the same posts too — and is then
-///   answered with the stored posts, or fetches itself when none are stored (the holder failed
-///   before any posts, or died: a holder killed mid-fetch leaves its lease until its lifetime
-///   ends, and the joined load then takes it over).
+///   lease is given back — the holder's load ended, with a 304 or the same posts too — and is
+///   then answered with the stored posts, or fetches itself when none are stored (the holder
+///   failed before any posts). A holder killed mid-fetch never gives its lease back: it
+///   expires, and the load that takes it over (``LeaseTake/takenOver``) fetches itself, since
+///   the posts stored before are not that holder's outcome.
 /// - Both leases are the feed URL's (``PostsLeaseName``): another `--feed-url` never joins.
 /// - The wait is bounded (``PostsCycle/joinBudget``) and does not eat into this instance's own
 ///   request: that one gets the whole upstream timeout from when it leaves (``PostsCycleClient``).
@@ -54,15 +56,19 @@ extension PostsCycle {
             // way would let the new lease go (same holder) while its load runs.
             await leaseReleased()
             try checkRunning(number)
-            let mine = await Self.shielded(parts.loadLease.take)
+            let take = await Self.shielded(parts.loadLease.take)
             do { try checkRunning(number) } catch {
-                if mine { await Self.shielded(parts.loadLease.release) }
+                if take.isGranted { await Self.shielded(parts.loadLease.release) }
                 throw error
             }
-            if mine {
+            if take == .takenOver {
+                // The holder died mid-fetch (its lease expired, never given back): its outcome
+                // was never stored, and the posts stored before it are no answer to this load.
+                parts.logger.notice("posts: the cluster's posts-load lease of this feed expired without being given back (its holder stopped mid-fetch) after \(Self.seconds(ContinuousClock.now - waitStarted)) s of waiting; this instance takes it over and fetches itself")
+            } else if take.isGranted {
                 // Joined, then free: the holder's load ended and its outcome is stored (the
-                // holder lets the lease go only then); once this instance has read the store,
-                // it is answered from the stored posts, no second request.
+                // holder gives the lease back only then); once this instance has read the
+                // store, it is answered from the stored posts, no second request.
                 if joined {
                     await parts.caughtUp()
                     do { try checkRunning(number) } catch {
@@ -74,8 +80,10 @@ extension PostsCycle {
                         try checkRunning(number)
                         return answer(from: stored)
                     }
-                    parts.logger.notice("posts: the cluster's posts-load lease is free after \(Self.seconds(ContinuousClock.now - waitStarted)) s and no posts are stored (its holder's load failed, or the holder stopped and its lease ran out); this instance fetches itself")
+                    parts.logger.notice("posts: the cluster's posts-load lease is free after \(Self.seconds(ContinuousClock.now - waitStarted)) s and no posts are stored (its holder's load failed); this instance fetches itself")
                 }
+            }
+            if take.isGranted {
                 setRoute(.upstream)
                 holdsLoadLease = true
                 return .upstream

@@ -4,18 +4,20 @@ import TidingsStore
 /// The cluster's load lease of one feed: held by the one instance fetching that feed upstream
 /// right now, on the store's clock, for at most ``lifetime`` from its take.
 struct PostsLoadLease: Sendable {
-    /// Takes (or renews) the lease for one fetch; true when this instance may fetch. A store
-    /// that cannot be asked answers true (fetching twice is better than not at all).
-    var take: @Sendable () async -> Bool
-    /// Lets the lease go: called once the fetch's outcome is stored, so a joined load finds
-    /// it when the lease is free.
+    /// Takes (or renews) the lease for one fetch: this instance may fetch unless it is
+    /// ``LeaseTake/refused``; ``LeaseTake/takenOver`` when the holder it replaced died
+    /// mid-fetch (its lease expired, not given back), so its outcome was never stored. A store
+    /// that cannot be asked answers ``LeaseTake/taken`` (fetching twice is better than not at all).
+    var take: @Sendable () async -> LeaseTake
+    /// Gives the lease back: called once the fetch's outcome is stored, so a joined load finds
+    /// it free (``LeaseTake/taken``) and is answered from the store.
     var release: @Sendable () async -> Void
     /// How long one take holds the lease: a holder that dies (SIGKILL, OOM) leaves it held no
     /// longer, and the instances waiting on it then take it over.
     var lifetime: Duration
 
     /// One instance alone: always fetch.
-    static let alone = PostsLoadLease(take: { true }, release: {}, lifetime: .zero)
+    static let alone = PostsLoadLease(take: { .taken }, release: {}, lifetime: .zero)
 
     /// The lifetime of a take for an upstream timeout: the request's whole time plus a margin
     /// to store its outcome (the holder lets go only once it is stored).

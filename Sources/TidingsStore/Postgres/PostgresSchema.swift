@@ -22,7 +22,7 @@
 ///   `posts` (one row: document, revision).
 /// - `change`: the history every instance tails — one row per revision, contiguous.
 /// - `lease`: named leases with a holder and an expiry on the database's clock (one posts
-///   refresh per cluster; see ``PostgresStore/acquireLease(_:holder:duration:)``).
+///   refresh per cluster; see ``PostgresStore/takeLease(_:holder:duration:)``).
 /// - `tidings_commit_v1(batch, max_count, max_bytes)`: applies a batch of writes in one
 ///   transaction (each through `tidings_apply_v1`) and returns what each did (see
 ///   ``PostgresBatch``).

@@ -125,4 +125,48 @@ extension ChangeStoreConformance {
         held = try await b.acquireLease("posts", holder: "b", duration: lease)
         XCTAssertTrue(held, "B renews")
     }
+
+    /// A take says what it found: a free lease or the holder's own (`taken`), another holder's
+    /// live lease (`refused`), or another holder's lease that expired without being given back
+    /// (`takenOver`: that holder died). A lease given back is free, not taken over; the purge of
+    /// expired rows that runs with every take (this name's or another's) keeps a just-expired
+    /// row, so the take over it is still told apart.
+    static func aLeaseTakeSaysWhetherItTookOverAHolderThatNeverGaveItBack(_ maker: some ChangeStoreMaker) async throws {
+        let database = try maker.newDatabase()
+        let a = try await maker.open(database, limits: ChangeStoreLimits())
+        let b = try await maker.open(database, limits: ChangeStoreLimits())
+        let c = try await maker.open(database, limits: ChangeStoreLimits())
+        var take = try await a.takeLease("load", holder: "a", duration: .seconds(60))
+        XCTAssertEqual(take, .taken, "no row")
+        take = try await a.takeLease("load", holder: "a", duration: .seconds(60))
+        XCTAssertEqual(take, .taken, "A renews its own")
+        take = try await b.takeLease("load", holder: "b", duration: .seconds(60))
+        XCTAssertEqual(take, .refused, "A holds it")
+        try await b.releaseLease("load", holder: "b")
+        take = try await b.takeLease("load", holder: "b", duration: .seconds(60))
+        XCTAssertEqual(take, .refused, "only its holder gives a lease back")
+        try await a.releaseLease("load", holder: "a")
+        take = try await b.takeLease("load", holder: "b", duration: .seconds(60))
+        XCTAssertEqual(take, .taken, "given back: free, not taken over")
+        let granted = try await a.acquireLease("load", holder: "a", duration: .seconds(60))
+        XCTAssertFalse(granted, "B holds it now")
+
+        // A takes `dead` and never gives it back (killed): once it expired, B takes it over.
+        take = try await a.takeLease("dead", holder: "a", duration: .milliseconds(300))
+        XCTAssertEqual(take, .taken)
+        var found: [LeaseTake] = []
+        await waitUntil("A's lease of `dead` to expire so B gets it", timeout: 10) {
+            // Another instance's take of another name purges expired rows first.
+            _ = try? await c.takeLease("other-\(found.count)", holder: "c", duration: .seconds(60))
+            guard let take = try? await b.takeLease("dead", holder: "b", duration: .seconds(60)) else { return false }
+            found.append(take)
+            return take != .refused
+        }
+        XCTAssertEqual(found.last, .takenOver, "B replaced the row A never gave back: \(found)")
+        XCTAssertEqual(Set(found.dropLast()), found.count > 1 ? [.refused] : [], "\(found)")
+        take = try await b.takeLease("dead", holder: "b", duration: .seconds(60))
+        XCTAssertEqual(take, .taken, "B renews its own: not a take-over")
+        take = try await a.takeLease("dead", holder: "a", duration: .seconds(60))
+        XCTAssertEqual(take, .refused, "B holds it")
+    }
 }

@@ -28,6 +28,7 @@ final class PostgresConformanceTests: PostgresTestCase, ChangeStoreMaker {
     func testTheDoorbellRingsForAnotherInstancesCommit() async throws { try await ChangeStoreConformance.theDoorbellRingsForAnotherInstancesCommit(self) }
     func testAClosedStoreRefusesCommits() async throws { try await ChangeStoreConformance.aClosedStoreRefusesCommits(self) }
     func testALeaseHasOneHolderUntilItExpires() async throws { try await ChangeStoreConformance.aLeaseHasOneHolderUntilItExpires(self) }
+    func testALeaseTakeSaysWhetherItTookOverAHolderThatNeverGaveItBack() async throws { try await ChangeStoreConformance.aLeaseTakeSaysWhetherItTookOverAHolderThatNeverGaveItBack(self) }
     func testRevisionsAreContiguousAcrossConcurrentInstances() async throws { try await ChangeStoreConformance.revisionsAreContiguousAcrossConcurrentInstances(self) }
     func testIfMatchOnOneRevisionThroughTwoInstancesSucceedsOnce() async throws { try await ChangeStoreConformance.ifMatchOnOneRevisionThroughTwoInstancesSucceedsOnce(self) }
     func testEnvironmentsKeepTheirOwnStateUnderOneCounter() async throws { try await ChangeStoreConformance.environmentsKeepTheirOwnStateUnderOneCounter(self) }
