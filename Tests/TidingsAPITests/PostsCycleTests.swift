@@ -237,6 +237,7 @@ final class PostsCycleTests: XCTestCase {
         await until("joined") { cycle.state == .fetching(.init(reason: .firstRead, route: .joined)) }
         try await Task.sleep(for: .milliseconds(100))
         let expired = ContinuousClock.now
+        leases.holderDied = true
         leases.loadIsMine = true
         await until("loaded") { storedState == "loaded" && cycle.state == .idle }
         XCTAssertEqual(upstream.requests.count, 1)
