@@ -34,6 +34,10 @@ struct ApplyDocument: Sendable {
         var unknown: String?
         /// Whether `revision` is present and not a whole number from 0 (refused after decoding).
         var badRevision = false
+        /// The first member that is `null` (refused after decoding, with its name): the contract's
+        /// schema gives none of them a null, and read as "absent" a `"things": null` silently
+        /// left the list alone where its writer may have meant to empty it.
+        var null: String?
 
         private struct Member: CodingKey {
             var stringValue: String
@@ -47,11 +51,16 @@ struct ApplyDocument: Sendable {
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: Member.self)
             unknown = container.allKeys.map(\.stringValue).sorted().first { !Self.members.contains($0) }
+            null = ["preferences", "things", "revision"].first { name in
+                let key = Member(stringValue: name)
+                return container.contains(key) && (try? container.decodeNil(forKey: key)) == true
+            }
+            guard null == nil else { return }
             preferences = try container.decodeIfPresent(PreferencePatch.self, forKey: Member(stringValue: "preferences"))
             things = try container.decodeIfPresent([String].self, forKey: Member(stringValue: "things"))
-            // Decoded only to check it (the value is ignored); `null` counts as absent.
+            // Decoded only to check it (the value is ignored).
             let revision = Member(stringValue: "revision")
-            if container.contains(revision), try !container.decodeNil(forKey: revision) {
+            if container.contains(revision) {
                 badRevision = (try? container.decode(UInt64.self, forKey: revision)) == nil
             }
         }
@@ -96,6 +105,10 @@ struct ApplyDocument: Sendable {
             let shown = unknown.unicodeScalars.count > 64 ? String(String.UnicodeScalarView(unknown.unicodeScalars.prefix(64))) + "…" : unknown
             throw Problems.invalid("'\(shown)' is not a member of a configuration document (preferences, things, revision).",
                                    errors: [.init(key: shown, detail: "unknown member")])
+        }
+        if let null = body.null {
+            throw Problems.invalid("'\(null)' is null: leave a member out to leave what it names alone\(null == "things" ? ", or give [] to empty the list" : "").",
+                                   errors: [.init(key: null, detail: "must not be null")])
         }
         if body.badRevision {
             throw Problems.invalid("'revision' must be a whole number from 0 (it is ignored, but a document's revision is never negative).",

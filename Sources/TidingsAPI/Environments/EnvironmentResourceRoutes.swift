@@ -17,16 +17,40 @@ struct EnvironmentResourceRoutes {
     /// names (a promote's source); the path's own is checked by the access check.
     var mayReach: @MainActor (Request, String) -> Bool = { _, _ in true }
 
+    /// The members are optional, and none may be `null` (the contract's schema).
     private struct CreateBody: Decodable {
         let copyFrom: String?
         let asOf: FlexibleRevision?
+
+        private enum CodingKeys: String, CodingKey { case copyFrom, asOf }
+
+        init(copyFrom: String?, asOf: FlexibleRevision?) {
+            (self.copyFrom, self.asOf) = (copyFrom, asOf)
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            copyFrom = try container.decodeUnlessNull(String.self, forKey: .copyFrom)
+            asOf = try container.decodeUnlessNull(FlexibleRevision.self, forKey: .asOf)
+        }
     }
 
+    /// As ``CreateBody``: optional members, none `null`.
     private struct PromoteBody: Decodable {
         let from: String?
         let keys: [String]?
         let things: Bool?
         let asOf: FlexibleRevision?
+
+        private enum CodingKeys: String, CodingKey { case from, keys, things, asOf }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            from = try container.decodeUnlessNull(String.self, forKey: .from)
+            keys = try container.decodeUnlessNull([String].self, forKey: .keys)
+            things = try container.decodeUnlessNull(Bool.self, forKey: .things)
+            asOf = try container.decodeUnlessNull(FlexibleRevision.self, forKey: .asOf)
+        }
     }
 
     func register(on router: any RouteRegistrar) {

@@ -199,6 +199,10 @@ struct ScheduleRoutes {
             throw Problems.invalid("'\(shown)' is not a member of a schedule (at, preferences, things, rollback, reason).",
                                    errors: [.init(key: shown, detail: "unknown member")])
         }
+        if let null = body.null {
+            throw Problems.invalid("'\(null)' is null: leave the member out, or give it a value.",
+                                   errors: [.init(key: null, detail: "must not be null")])
+        }
         if body.rollback != nil, body.preferences != nil || body.things != nil {
             throw Problems.invalid("A schedule either rolls back or sets values, not both.",
                                    errors: [.init(key: "rollback", detail: "not with preferences or things")])

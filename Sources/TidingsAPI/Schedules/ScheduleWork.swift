@@ -23,6 +23,9 @@ struct ScheduleWork: Sendable {
         var rollback: UInt64?
         var reason: String?
         var unknown: String?
+        /// The first member other than `rollback` that is `null` (refused with its name: the
+        /// contract's schema allows a null `rollback` only).
+        var null: String?
 
         private struct Member: CodingKey {
             var stringValue: String
@@ -36,6 +39,10 @@ struct ScheduleWork: Sendable {
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: Member.self)
             unknown = container.allKeys.map(\.stringValue).sorted().first { !Self.members.contains($0) }
+            null = ["at", "preferences", "things", "reason"].first { name in
+                let key = Member(stringValue: name)
+                return container.contains(key) && (try? container.decodeNil(forKey: key)) == true
+            }
             at = try container.decodeIfPresent(String.self, forKey: Member(stringValue: "at"))
             preferences = try container.decodeIfPresent(PreferencePatch.self, forKey: Member(stringValue: "preferences"))
             things = try container.decodeIfPresent([String].self, forKey: Member(stringValue: "things"))

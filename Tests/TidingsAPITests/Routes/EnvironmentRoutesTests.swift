@@ -86,6 +86,29 @@ final class EnvironmentRoutesTests: XCTestCase {
         XCTAssertEqual(try server.request("PUT", "/environments/staging").status, 201)
     }
 
+    /// No member of a create or promote body may be `null` (the contract's schema): read as
+    /// absent, `{"copyFrom": null}` made an environment of the defaults from a body the schema
+    /// calls invalid.
+    func testANullMemberIsA422NamingIt() throws {
+        let server = try InProcessTidings()
+        defer { server.stop() }
+        for member in ["copyFrom", "asOf"] {
+            let reply = try server.request("PUT", "/environments/staging", json: [member: NSNull()])
+            XCTAssertEqual(reply.status, 422, "\(member): \(reply.text)")
+            XCTAssertTrue(reply.text.contains(member), reply.text)
+        }
+        XCTAssertEqual(try server.get("/environments/staging").status, 404, "nothing was created")
+        XCTAssertEqual(try server.request("PUT", "/environments/staging", json: [String: String]()).status, 201)
+        for member in ["from", "keys", "things", "asOf"] {
+            var body: [String: Any] = ["from": "default"]
+            body[member] = NSNull()
+            let reply = try server.request("POST", "/environments/staging/promote", json: body)
+            XCTAssertEqual(reply.status, 422, "\(member): \(reply.text)")
+            XCTAssertTrue(reply.text.contains(member), reply.text)
+        }
+        XCTAssertEqual(try server.request("POST", "/environments/staging/promote", json: ["from": "default"]).status, 200)
+    }
+
     func testCopyFromAsOfAndPromote() throws {
         let server = try InProcessTidings()
         defer { server.stop() }

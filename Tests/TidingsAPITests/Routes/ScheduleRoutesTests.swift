@@ -94,7 +94,16 @@ final class ScheduleRoutesTests: XCTestCase {
         XCTAssertEqual(Set(bad.value?["errors"]?.arrayValue?.compactMap { $0["key"]?.stringValue } ?? []), ["age", "nope"])
         XCTAssertEqual(try post(["at": Self.time(60)]).status, 422, "nothing to apply")
         XCTAssertEqual(try post(["at": Self.time(60), "rollback": 5]).status, 422, "a revision from the future")
+        // Only `rollback` may be null (the contract's schema): any other null member is named.
+        for member in ["at", "preferences", "things", "reason"] {
+            var body: [String: Any] = ["at": Self.time(60), "things": ["YOLO"], "reason": "why"]
+            body[member] = NSNull()
+            let null = try post(body)
+            XCTAssertEqual(null.status, 422, "\(member): \(null.text)")
+            XCTAssertEqual(null.value?["errors"]?.arrayValue?.compactMap { $0["key"]?.stringValue }, [member], null.text)
+        }
         XCTAssertEqual(try server.get("/schedules").value?["schedules"]?.arrayValue?.count, 0)
+        XCTAssertEqual(try post(["at": Self.time(60), "things": ["YOLO"], "rollback": NSNull()]).status, 201, "a null rollback is none")
     }
 
     func test_due_while_the_server_was_down_it_is_applied_late_at_start_and_checked_again() throws {
