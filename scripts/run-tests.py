@@ -56,6 +56,9 @@ TIMINGS = ROOT / "Tests" / "timings.json"   # seconds per job from a measured ru
 SOLO_CLASSES = {
     "UnicodeWorkTests", "PostsAdoptionCostTests", "OFREPContextCostTests", "SizeBoundTests",
     "PostsLoadingTests", "ResumeAcrossInstancesTests", "HeadRefusalTests", "RefusedAtTheHeadTests",
+    # /healthz p99 during an attack within a budget of a few times the p99 before it: beside three
+    # other jobs it measured 32 ms against a 30.7 ms budget once (the attack's cost is the same).
+    "StuckStreamsMemoryTests",
 }
 
 
